@@ -1,0 +1,103 @@
+// swift-tools-version: 6.1
+// offlinefs: an offline media library for Linux, shown as a FUSE filesystem.
+//
+// Layers, bottom to top (each imports only the ones below it):
+//   CCurlShim / CFuseShim   C shims for what Swift cannot import (variadic calls, macros)
+//   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
+//   OfflineStore            the SQLite library database (GRDB), records, file naming
+//   OfflineFeeds            pure parsers for JSON catalogs, RSS and Atom (untrusted input)
+//   OfflineEngine           sync, downloads, scheduler: the one engine every front end uses
+//   OfflineMount            the FUSE filesystem: translates kernel requests, asks the engine
+//   offlinefs               the command line (swift-argument-parser)
+// OfflineTestSupport (an in-process HTTP origin with fault injection) serves the tests,
+// the benchmarks and the demo.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "offlinefs",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "offlinefs", targets: ["offlinefs"]),
+        .executable(name: "offlinefs-bench", targets: ["OfflineBenchmarks"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // C shims
+        .target(
+            name: "CCurlShim",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .target(
+            name: "CFuseShim",
+            linkerSettings: [.linkedLibrary("fuse3")]
+        ),
+
+        // Bindings and layers
+        .target(
+            name: "OfflineHTTP",
+            dependencies: ["CCurlShim", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineFeeds",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineEngine",
+            dependencies: [
+                "OfflineHTTP", "OfflineStore", "OfflineFeeds",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineMount",
+            dependencies: ["CFuseShim", "OfflineEngine", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "offlinefs",
+            dependencies: [
+                "OfflineEngine", "OfflineMount", "OfflineTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "OfflineBenchmarks",
+            dependencies: ["OfflineEngine", "OfflineTestSupport"],
+            path: "Benchmarks/OfflineBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        // Tests
+        .testTarget(name: "OfflineHTTPTests", dependencies: ["OfflineHTTP", "OfflineTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineStoreTests", dependencies: ["OfflineStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OfflineFeedsTests", dependencies: ["OfflineFeeds"],
+            resources: [.copy("Fixtures")], swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,1 @@
+#include "cfuse_shim.h"
