@@ -16,6 +16,9 @@ CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value)
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback value);
 CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback value);
+typedef int (*ccurl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip,
+                                     int primary_port, int local_port);
+CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback value);
 
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
