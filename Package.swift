@@ -4,6 +4,7 @@
 // Layers, bottom to top (each imports only the ones below it):
 //   CCurlShim / CFuseShim   C shims for what Swift cannot import (variadic calls, macros)
 //   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
+//   OfflineFUSE             typed Swift binding over libfuse3's low-level API
 //   OfflineStore            the SQLite library database (GRDB), records, file naming
 //   OfflineFeeds            pure parsers for JSON catalogs, RSS and Atom (untrusted input)
 //   OfflineEngine           sync, downloads, scheduler: the one engine every front end uses
@@ -48,6 +49,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "OfflineFUSE",
+            dependencies: ["CFuseShim"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "OfflineStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
@@ -66,7 +72,7 @@ let package = Package(
         ),
         .target(
             name: "OfflineMount",
-            dependencies: ["CFuseShim", "OfflineEngine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["OfflineFUSE", "OfflineEngine", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -91,6 +97,7 @@ let package = Package(
 
         // Tests
         .testTarget(name: "OfflineHTTPTests", dependencies: ["OfflineHTTP", "OfflineTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineFUSETests", dependencies: ["OfflineFUSE"], swiftSettings: swiftSettings),
         .testTarget(name: "OfflineStoreTests", dependencies: ["OfflineStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OfflineFeedsTests", dependencies: ["OfflineFeeds"],
