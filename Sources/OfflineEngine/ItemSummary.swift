@@ -1,0 +1,53 @@
+import Foundation
+import OfflineStore
+
+/// An item as scripts see it in `ls --json`, `status --json` and `.status.json`
+/// (field names from DESIGN §6).
+public struct ItemSummary: Sendable, Codable, Equatable {
+    public var id: Int64
+    public var source: String
+    public var contentId: String
+    public var title: String
+    public var fileName: String
+    /// Under `sources/`, relative to the mount point.
+    public var path: String
+    public var type: String
+    public var state: String
+    public var error: String?
+    public var size: Int64?
+    public var bytes: Int64
+    public var progress: Double
+    /// `purchase`, `rental` or `none`.
+    public var licence: String
+    /// ISO-8601 UTC, or `never`.
+    public var licenceExpires: String
+    /// Category paths joined with `/`.
+    public var categories: [String]
+    public var mediaURL: String?
+    public var mimeType: String?
+    public var duration: Double?
+    public var published: Date?
+
+    public init(_ listing: ItemListing, licence: Licence?) {
+        let item = listing.item
+        id = item.id
+        source = listing.sourceName
+        contentId = item.contentID
+        title = item.title
+        fileName = item.fileName ?? ""
+        path = "sources/\(listing.sourceName)/\(item.fileName ?? "")"
+        type = item.type.rawValue
+        state = item.state.rawValue
+        error = item.error?.rawValue
+        size = item.size
+        bytes = item.bytesPresent
+        progress = (item.progress * 10_000).rounded() / 10_000
+        self.licence = licence?.terms.kind.rawValue ?? "none"
+        licenceExpires = licence?.expiresAt.map { $0.formatted(.iso8601) } ?? "never"
+        categories = listing.categoryPaths.map { $0.joined(separator: "/") }
+        mediaURL = item.mediaURL
+        mimeType = item.mimeType
+        duration = item.duration
+        published = item.publishedAt
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import OfflineHTTP
+import OfflineStore
+
+/// One library folder: its store and the operations every front end (CLI, mount) shares.
+public final class Library: Sendable {
+    public let folder: URL
+    public let store: LibraryStore
+    public let syncSettings: SyncSettings
+    let client: HTTPClient
+
+    public init(folder: URL, syncSettings: SyncSettings = SyncSettings()) throws {
+        self.folder = folder
+        self.store = try LibraryStore.open(folder: folder)
+        self.syncSettings = syncSettings
+        self.client = HTTPClient()
+    }
+
+    // MARK: - Sources
+
+    /// Registers a feed under `name` (the folder name in `sources/`); nothing is fetched yet.
+    @discardableResult
+    public func addSource(name: String, feedURL: String) throws -> Source {
+        guard let url = URL(string: feedURL), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
+            throw EngineError.invalidArgument("feed URL must be an http:// or https:// URL, got '\(feedURL)'")
+        }
+        return try store.addSource(name: name, feedURL: feedURL)
+    }
+
+    public func removeSource(name: String) throws {
+        _ = try store.removeSource(name: name)
+    }
+
+    public func sources() throws -> [Source] {
+        try store.sources()
+    }
+
+    /// Syncs one source by name, or every subscribed source. Blocking.
+    public func sync(sourceName: String? = nil) throws -> [SyncReport] {
+        let syncer = CatalogSync(store: store, client: client, settings: syncSettings)
+        if let sourceName {
+            guard let source = try store.source(named: sourceName) else {
+                throw EngineError.notFound("no source named '\(sourceName)'")
+            }
+            return [syncer.sync(source)]
+        }
+        return try store.sources().filter(\.subscribed).map { syncer.sync($0) }
+    }
+
+    // MARK: - Items
+
+    public func items(_ filter: ItemFilter = .all) throws -> [ItemSummary] {
+        try store.items(matching: filter).map { try ItemSummary($0, licence: store.licence(itemID: $0.item.id)) }
+    }
+
+    // MARK: - Policies
+
+    public func setPolicy(_ name: String, _ value: String) throws {
+        try store.setPolicy(name: name, value: value)
+    }
+
+    public func policies() throws -> [PolicyValue] {
+        try store.allPolicies()
+    }
+}

@@ -1,0 +1,30 @@
+import OfflineFeeds
+import OfflineStore
+
+extension CatalogEntry {
+    /// A parsed feed item as the store keeps it.
+    init(_ item: FeedItem) {
+        self.init(
+            contentID: item.contentID,
+            title: item.title,
+            type: ItemType(rawValue: item.type.rawValue) ?? .file,
+            mediaURL: item.mediaURL,
+            size: item.size.flatMap { $0 > 0 ? $0 : nil },
+            mimeType: item.mimeType,
+            duration: item.duration,
+            publishedAt: item.publishedAt,
+            summary: item.summary,
+            thumbnailURL: item.thumbnailURL,
+            subtitles: item.subtitles.map {
+                OfflineStore.SubtitleTrack(language: $0.language, url: $0.url, format: $0.format.rawValue)
+            },
+            sha256: item.sha256,
+            licence: item.licence.map {
+                OfflineStore.LicenceTerms(
+                    kind: $0.kind == .purchase ? .purchase : .rental,
+                    rentalDuration: $0.rentalDuration, playDuration: $0.playDuration, licenceURL: $0.licenceURL)
+            },
+            categoryPaths: item.categories
+        )
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import OfflineHTTP
+
+/// A sync failure, with the sentence stored as the source's sync error.
+struct SyncFailure: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// Fetches a source's feed documents: size-capped, time-bounded, conditional on the
+/// validators of the last good sync, and only from destinations the source may reach.
+struct FeedFetcher {
+    let client: HTTPClient
+    let settings: SyncSettings
+    let destinationPolicy: DestinationPolicy
+
+    struct Document {
+        var body: Data
+        var effectiveURL: URL
+        var etag: String?
+        var lastModified: String?
+    }
+
+    enum FirstPage {
+        case notModified
+        case document(Document)
+    }
+
+    /// The feed's first page; `notModified` when the validators still match.
+    func fetchFirstPage(url: String, etag: String?, lastModified: String?) throws(SyncFailure) -> FirstPage {
+        var request = documentRequest(url)
+        request.ifNoneMatch = etag
+        request.ifModifiedSince = lastModified
+        let response = try perform(request)
+        if response.status == 304 { return .notModified }
+        return .document(try document(from: response, url: url))
+    }
+
+    /// A further page (`next` of a JSON catalog); never conditional.
+    func fetchPage(url: String) throws(SyncFailure) -> Document {
+        let response = try perform(documentRequest(url))
+        return try document(from: response, url: url)
+    }
+
+    private func documentRequest(_ url: String) -> HTTPRequest {
+        HTTPRequest(
+            url: url,
+            headers: [("Accept", "application/json, application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.5")],
+            maxBodyBytes: Int64(settings.feedLimits.maxDocumentBytes),
+            timeouts: settings.documentTimeouts,
+            acceptCompressed: true,
+            destinationPolicy: destinationPolicy)
+    }
+
+    private func perform(_ request: HTTPRequest) throws(SyncFailure) -> HTTPResponse {
+        switch client.perform(request) {
+        case .success(let response): return response
+        case .failure(let error):
+            if error.code == .tooLarge {
+                throw SyncFailure("feed is larger than the \(settings.feedLimits.maxDocumentBytes)-byte limit (\(request.url))")
+            }
+            throw SyncFailure(error.message)
+        }
+    }
+
+    private func document(from response: HTTPResponse, url: String) throws(SyncFailure) -> Document {
+        guard response.status == 200 else {
+            throw SyncFailure("HTTP \(response.status) from \(url)")
+        }
+        guard let effectiveURL = URL(string: response.effectiveURL) ?? URL(string: url) else {
+            throw SyncFailure("invalid feed URL \(url)")
+        }
+        return Document(body: response.body, effectiveURL: effectiveURL,
+                        etag: response.etag, lastModified: response.lastModified)
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import OfflineEngine
+import OfflineStore
+
+struct SourceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "source",
+        abstract: "Add, list or remove the feeds the library follows.",
+        subcommands: [Add.self, List.self, Remove.self]
+    )
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Follow a feed (JSON catalog, RSS/podcast or Atom) under a name.",
+            discussion: "Example: offlinefs source add acme https://media.example.com/catalog.json\nThen run 'offlinefs sync acme'.")
+
+        @OptionGroup var options: LibraryOptions
+        @Argument(help: "The source's name: its folder under sources/.") var name: String
+        @Argument(help: "The feed's http:// or https:// URL.") var url: String
+
+        func run() throws {
+            let library = try options.open()
+            let source = try library.addSource(name: name, feedURL: url)
+            print("added source '\(source.name)' (\(source.feedURL)); run 'offlinefs sync \(source.name)' to fetch it")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List sources with their last sync and any sync error.",
+            discussion: "Example: offlinefs source list --json")
+
+        @OptionGroup var options: LibraryOptions
+        @Flag(help: "Print JSON for scripts.") var json = false
+
+        func run() throws {
+            let sources = try options.open().sources()
+            if json {
+                try printJSON(sources.map(SourceSummary.init))
+                return
+            }
+            var table = TextTable(["NAME", "SUBSCRIBED", "LAST SYNC", "URL", "ERROR"])
+            for source in sources {
+                table.add([
+                    source.name, source.subscribed ? "yes" : "no",
+                    source.lastSyncAt.map(formatDate) ?? "never", source.feedURL, source.lastSyncError ?? "",
+                ])
+            }
+            print(table.render(), terminator: "")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop following a source and forget its items.",
+            discussion: "Example: offlinefs source remove acme")
+
+        @OptionGroup var options: LibraryOptions
+        @Argument(help: "The source's name.") var name: String
+
+        func run() throws {
+            try options.open().removeSource(name: name)
+            print("removed source '\(name)'")
+        }
+    }
+}
+
+/// A source as `source list --json` prints it.
+struct SourceSummary: Encodable {
+    var name: String
+    var title: String?
+    var url: String
+    var kind: String?
+    var subscribed: Bool
+    var lastSync: Date?
+    var error: String?
+
+    init(_ source: Source) {
+        name = source.name
+        title = source.title
+        url = source.feedURL
+        kind = source.kind?.rawValue
+        subscribed = source.subscribed
+        lastSync = source.lastSyncAt
+        error = source.lastSyncError
+    }
+}

@@ -1,0 +1,25 @@
+import ArgumentParser
+import Foundation
+import OfflineEngine
+
+/// `--library DIR`, shared by every command that touches a library.
+struct LibraryOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Library folder (default: $OFFLINEFS_LIBRARY or ~/.local/share/offlinefs).", valueName: "dir"))
+    var library: String?
+
+    var folder: URL { LibraryLocation.resolve(explicit: library) }
+
+    func open() throws -> Library {
+        do {
+            return try Library(folder: folder)
+        } catch {
+            throw CLIError("cannot open the library at \(folder.path): \(error)")
+        }
+    }
+}
+
+/// An error the user reads as "Error: <message>"; exit status 1.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

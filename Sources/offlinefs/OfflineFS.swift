@@ -1,0 +1,22 @@
+import ArgumentParser
+import OfflineHTTP
+
+@main
+struct OfflineFS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "offlinefs",
+        abstract: "An offline media library, shown as files.",
+        discussion: """
+            Keeps a catalog of remote media (sources, categories, items) in a library folder, \
+            downloads what you ask for, and mounts the library as a filesystem.
+
+            The library folder comes from --library, else $OFFLINEFS_LIBRARY, \
+            else $XDG_DATA_HOME/offlinefs (~/.local/share/offlinefs).
+            """,
+        version: OfflineVersion.string,
+        subcommands: [
+            SourceCommand.self, SyncCommand.self, ListCommand.self,
+            SetCommand.self, GetCommand.self, DemoCommand.self,
+        ]
+    )
+}
