@@ -18,34 +18,30 @@ public enum ReadData: Sendable {
 
 extension Reply where Value == ReadData {
     /// Answers `read`.
-    @discardableResult
-    public func succeed(_ data: ReadData) -> Bool {
+    public func succeed(_ data: ReadData) {
         switch data {
         case .bytes(let bytes):
-            return succeed(bytes: bytes)
+            succeed(bytes: bytes)
         case .file(let descriptor, let offset, let count):
-            return succeed(descriptor: descriptor, offset: offset, count: count)
+            succeed(descriptor: descriptor, offset: offset, count: count)
         }
     }
 
     /// Answers `read` with bytes in memory.
-    @discardableResult
-    public func succeed(bytes: [UInt8]) -> Bool {
+    public func succeed(bytes: [UInt8]) {
         bytes.withUnsafeBytes { succeed(bytes: $0) }
     }
 
     /// Answers `read` with bytes in memory, copied into the reply before this returns.
-    @discardableResult
-    public func succeed(bytes: UnsafeRawBufferPointer) -> Bool {
+    public func succeed(bytes: UnsafeRawBufferPointer) {
         send { fuse_reply_buf($0, bytes.baseAddress, bytes.count) }
     }
 
     /// Answers `read` with `count` bytes of an open file from `offset`: spliced when the kernel
     /// allows it (`FUSE_CAP_SPLICE_WRITE`), else read by libfuse into a buffer. A file shorter
     /// than `offset + count` gives a short answer.
-    @discardableResult
-    public func succeed(descriptor: Int32, offset: Int64, count: Int) -> Bool {
+    public func succeed(descriptor: Int32, offset: Int64, count: Int) {
         var buffer = cfuse_bufvec_fd(descriptor, count, off_t(offset))
-        return send { fuse_reply_data($0, &buffer, FUSE_BUF_SPLICE_MOVE) }
+        send { fuse_reply_data($0, &buffer, FUSE_BUF_SPLICE_MOVE) }
     }
 }
