@@ -46,10 +46,12 @@ public final class FUSESession: Sendable {
         var closed = false
         var signalHandlers = false
         var exitRequested = false
+        var notifierStarted = false
     }
 
     public let mountpoint: String
-    /// Sends kernel cache notifications from its own thread; usable from request handlers.
+    /// Sends kernel cache notifications from its own thread (started by `run`; notifications
+    /// queued earlier wait for it); usable from request handlers.
     public let notifier: Notifier
     private let session: SessionHandle
     private let context: SessionContext
@@ -86,7 +88,6 @@ public final class FUSESession: Sendable {
             state.withLock { $0.closed = true }
             throw .mountFailed(mountpoint: mountpoint)
         }
-        notifier.start()
     }
 
     deinit { close() }
@@ -99,6 +100,10 @@ public final class FUSESession: Sendable {
     ///   - maxThreads: the most workers at once.
     @discardableResult
     public func run(cloneFD: Bool = false, maxIdleThreads: Int = 10, maxThreads: Int = 64) throws(FUSESessionError) -> LoopEnd {
+        // The notifier thread starts here, not at mount, so `daemonize()` can fork in between.
+        if state.withLock({ state in defer { state.notifierStarted = true }; return !state.notifierStarted }) {
+            notifier.start()
+        }
         guard let config = fuse_loop_cfg_create() else { throw .loopFailed(.noMemory) }
         defer { fuse_loop_cfg_destroy(config) }
         fuse_loop_cfg_set_clone_fd(config, cloneFD ? 1 : 0)
@@ -151,10 +156,10 @@ public final class FUSESession: Sendable {
     }
 
     /// Detaches from the terminal (`fuse_daemonize`): fork, new session, `chdir("/")`,
-    /// stdio to `/dev/null`. Call after mounting and before any thread starts (`fork` with
-    /// threads running can hang): before `run`, before Dispatch or other libraries start
-    /// threads. The notifier thread is started at mount, so daemonizing processes should
-    /// prefer `FUSESession.daemonize()` before creating the session when they can.
+    /// stdio to `/dev/null`. Call after the session is created (mounted, so mount errors still
+    /// reach the terminal) and before any thread starts, since `fork` with threads running can
+    /// hang: before `run` (which starts the notifier and worker threads), and before Dispatch,
+    /// Swift concurrency or libcurl start theirs.
     public static func daemonize() throws(FUSESessionError) {
         guard fuse_daemonize(0) == 0 else { throw .daemonizeFailed }
     }
