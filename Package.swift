@@ -95,9 +95,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // A tiny in-memory filesystem the OfflineFUSE tests mount as a child process.
+        .executableTarget(
+            name: "fuse-example",
+            dependencies: ["OfflineFUSE"],
+            path: "Tests/FUSEExample",
+            swiftSettings: swiftSettings
+        ),
+
         // Tests
         .testTarget(name: "OfflineHTTPTests", dependencies: ["OfflineHTTP", "OfflineTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "OfflineFUSETests", dependencies: ["OfflineFUSE"], swiftSettings: swiftSettings),
+        // CFuseShim: the tests call getxattr(2)/listxattr(2) directly (not in Swift's Glibc module).
+        .testTarget(name: "OfflineFUSETests", dependencies: ["OfflineFUSE", "CFuseShim"], swiftSettings: swiftSettings),
         .testTarget(name: "OfflineStoreTests", dependencies: ["OfflineStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OfflineFeedsTests", dependencies: ["OfflineFeeds"],
