@@ -57,10 +57,22 @@ struct CatalogMerger {
         var inCatalog: Bool
     }
 
+    /// Content ids are opaque: compared byte for byte as SQLite's UNIQUE does, not with
+    /// Swift's canonical equivalence (which would merge NFC/NFD twins into one item).
+    struct ContentKey: Hashable {
+        var id: String
+        init(_ id: String) { self.id = id }
+        static func == (a: Self, b: Self) -> Bool { a.id.utf8.elementsEqual(b.id.utf8) }
+        func hash(into hasher: inout Hasher) {
+            var copy = id
+            copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     let db: Database
     let sourceID: Int64
     let now: Double
-    private var existing: [String: Existing] = [:]
+    private var existing: [ContentKey: Existing] = [:]
     private var takenFileNames: Set<String> = []
     private var categoryByKey: [CategoryKey: Int64] = [:]
     private var folderNames: [Int64: Set<String>] = [:] // parent (0 = root) → taken folder names
@@ -82,7 +94,7 @@ struct CatalogMerger {
             FROM item WHERE sourceID = ?
             """, arguments: [sourceID])
         while let row = try cursor.next() {
-            existing[row[1]] = Existing(
+            existing[ContentKey(row[1])] = Existing(
                 id: row[0], metadata: Metadata(row: row), state: ItemState(rawValue: row[13]) ?? .failed,
                 bytesPresent: row[14], requested: row[15], locked: row[16], fileName: row[17], inCatalog: row[18])
         }
@@ -107,7 +119,7 @@ struct CatalogMerger {
 
     mutating func merge(_ entries: [CatalogEntry], isComplete: Bool) throws -> MergeReport {
         var report = MergeReport()
-        var seen = Set<String>(minimumCapacity: entries.count)
+        var seen = Set<ContentKey>(minimumCapacity: entries.count)
         let insert = try db.cachedStatement(sql: """
             INSERT INTO item (sourceID, title, type, mediaURL, size, mimeType, duration, publishedAt, summary,
                               thumbnailURL, subtitles, sha256, contentID, fileName, state, addedAt, updatedAt, inCatalog)
@@ -120,10 +132,10 @@ struct CatalogMerger {
             """)
 
         for entry in entries where !entry.contentID.isEmpty {
-            guard seen.insert(entry.contentID).inserted else { continue } // first listing wins
+            guard seen.insert(ContentKey(entry.contentID)).inserted else { continue } // first listing wins
             let metadata = Metadata(entry)
             let categories = try categoryIDs(for: entry.categoryPaths)
-            if var old = existing[entry.contentID] {
+            if var old = existing[ContentKey(entry.contentID)] {
                 var changed = false
                 if old.metadata != metadata || !old.inCatalog || old.fileName == nil {
                     if old.fileName == nil {
@@ -150,7 +162,7 @@ struct CatalogMerger {
         if isComplete {
             let delete = try db.cachedStatement(sql: "DELETE FROM item WHERE id = ?")
             let leave = try db.cachedStatement(sql: "UPDATE item SET inCatalog = 0, updatedAt = ? WHERE id = ?")
-            for (contentID, old) in existing where !seen.contains(contentID) {
+            for (key, old) in existing where !seen.contains(key) {
                 if old.state == .discovered && old.bytesPresent == 0 && !old.requested && !old.locked {
                     try delete.execute(arguments: [old.id])
                     report.removed += 1

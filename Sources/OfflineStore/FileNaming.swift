@@ -84,7 +84,9 @@ public enum FileNaming {
     static func urlExtension(_ url: String) -> String? {
         var path = Substring(url)
         if let cut = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<cut] }
-        guard let last = path.split(separator: "/").last, let dot = last.lastIndex(of: ".") else { return nil }
+        guard !path.hasSuffix("/"), let last = path.split(separator: "/").last, let dot = last.lastIndex(of: ".") else {
+            return nil
+        }
         let ext = last[last.index(after: dot)...]
         guard (1...5).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
             return nil

@@ -88,6 +88,13 @@ public final class LibraryStore: Sendable {
         try wrap { try pool.read { db in try db.execute(sql: "VACUUM INTO ?", arguments: [url.path]) } }
     }
 
+    /// The value of a PRAGMA on the writer connection (diagnostics and tests: the durability
+    /// settings are per connection, and the writer is the one that matters).
+    func writerPragma(_ name: String) throws -> String? {
+        precondition(name.allSatisfy { $0.isLetter || $0 == "_" }, "pragma names are identifiers")
+        return try wrap { try pool.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA \(name)") } }
+    }
+
     // MARK: - Access helpers
 
     /// One write transaction; errors other than `StoreError` become `.databaseError`.
