@@ -78,6 +78,11 @@ struct CatalogMerger {
     private var folderNames: [Int64: Set<String>] = [:] // parent (0 = root) → taken folder names
     private var links: [Int64: Set<Int64>] = [:]
     private var licences: [Int64: LicenceTerms] = [:]
+    /// Raw category path → id: feeds repeat the same few paths on every item, and
+    /// normalizing names costs more than the lookup.
+    private var pathCache: [[String]: Int64] = [:]
+    private let insertLink: Statement
+    private let deleteLink: Statement
 
     struct CategoryKey: Hashable {
         var parent: Int64
@@ -86,6 +91,8 @@ struct CatalogMerger {
 
     init(db: Database, sourceID: Int64, now: Date) throws {
         self.db = db
+        insertLink = try db.makeStatement(sql: "INSERT INTO itemCategory (itemID, categoryID) VALUES (?, ?)")
+        deleteLink = try db.makeStatement(sql: "DELETE FROM itemCategory WHERE itemID = ? AND categoryID = ?")
         self.sourceID = sourceID
         self.now = now.dbTime
         let cursor = try Row.fetchCursor(db, sql: """
@@ -194,6 +201,10 @@ struct CatalogMerger {
     private mutating func categoryIDs(for paths: [[String]]) throws -> Set<Int64> {
         var ids = Set<Int64>()
         for path in paths {
+            if let id = pathCache[path] {
+                ids.insert(id)
+                continue
+            }
             var parent: Int64 = 0
             for raw in path.prefix(16) {
                 let name = raw.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
@@ -216,7 +227,10 @@ struct CatalogMerger {
                 folderNames[parent, default: []].insert(folder)
                 parent = id
             }
-            if parent != 0 { ids.insert(parent) }
+            if parent != 0 {
+                ids.insert(parent)
+                pathCache[path] = parent
+            }
         }
         return ids
     }
@@ -226,12 +240,10 @@ struct CatalogMerger {
         let current = links[itemID] ?? []
         guard current != categories else { return false }
         for id in current.subtracting(categories) {
-            try db.cachedStatement(sql: "DELETE FROM itemCategory WHERE itemID = ? AND categoryID = ?")
-                .execute(arguments: [itemID, id])
+            try deleteLink.execute(arguments: [itemID, id])
         }
         for id in categories.subtracting(current) {
-            try db.cachedStatement(sql: "INSERT INTO itemCategory (itemID, categoryID) VALUES (?, ?)")
-                .execute(arguments: [itemID, id])
+            try insertLink.execute(arguments: [itemID, id])
         }
         links[itemID] = categories
         return true

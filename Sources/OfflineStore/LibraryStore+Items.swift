@@ -27,13 +27,13 @@ extension LibraryStore {
             }
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             let rows = try Row.fetchAll(db, sql: """
-                SELECT item.*, source.name AS sourceName FROM item JOIN source ON source.id = item.sourceID
+                SELECT \(Item.columns), source.name AS sourceName FROM item JOIN source ON source.id = item.sourceID
                 \(whereClause) ORDER BY source.name, item.title, item.id
                 """, arguments: StatementArguments(values))
-            let paths = try Self.categoryPathsByItem(db, categories: categories, itemIDs: rows.count < 500 ? rows.map { $0["id"] } : nil)
+            let paths = try Self.categoryPathsByItem(db, categories: categories, itemIDs: rows.count < 500 ? rows.map { $0[0] } : nil)
             return rows.map { row in
                 let item = Item(row: row)
-                return ItemListing(item: item, sourceName: row["sourceName"], categoryPaths: paths[item.id] ?? [])
+                return ItemListing(item: item, sourceName: row[28], categoryPaths: paths[item.id] ?? [])
             }
         }
     }
@@ -46,7 +46,7 @@ extension LibraryStore {
     public func item(source: String, contentID: String) throws -> Item? {
         try read { db in
             try Row.fetchOne(db, sql: """
-                SELECT item.* FROM item JOIN source ON source.id = item.sourceID
+                SELECT \(Item.columns) FROM item JOIN source ON source.id = item.sourceID
                 WHERE source.name = ? AND item.contentID = ?
                 """, arguments: [source, contentID]).map(Item.init(row:))
         }
@@ -55,7 +55,7 @@ extension LibraryStore {
     /// The item whose file is named `fileName` (unique library-wide).
     public func item(fileName: String) throws -> Item? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM item WHERE fileName = ?", arguments: [fileName]).map(Item.init(row:))
+            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE fileName = ?", arguments: [fileName]).map(Item.init(row:))
         }
     }
 
@@ -124,7 +124,7 @@ extension LibraryStore {
     public func addPendingItem(sourceID: Int64, contentID: String) throws -> Item {
         let now = clock()
         return try write { db in
-            if let row = try Row.fetchOne(db, sql: "SELECT * FROM item WHERE sourceID = ? AND contentID = ?",
+            if let row = try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE sourceID = ? AND contentID = ?",
                                           arguments: [sourceID, contentID]) {
                 return Item(row: row)
             }
@@ -191,7 +191,7 @@ extension LibraryStore {
     }
 
     static func fetchItem(_ db: Database, id: Int64) throws -> Item? {
-        try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [id]).map(Item.init(row:))
+        try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id]).map(Item.init(row:))
     }
 
     private func updateItem(_ id: Int64, _ assignments: String, _ values: [(any DatabaseValueConvertible)?]) throws {

@@ -50,6 +50,9 @@ public final class LibraryStore: Sendable {
             // prepareDatabase ran: restore FULL on the one connection that writes.
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                // A 100k-item merge touches tens of MB of pages in one transaction; with the
+                // default 2 MB cache SQLite spills to the WAL mid-transaction.
+                try db.execute(sql: "PRAGMA cache_size = -32768")
                 let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
                 if problems != ["ok"] {
                     throw StoreError(.corruptDatabase,
