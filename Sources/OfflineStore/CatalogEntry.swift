@@ -1,0 +1,60 @@
+import Foundation
+
+/// One item as a feed lists it: the input of `LibraryStore.mergeCatalog`.
+public struct CatalogEntry: Sendable, Hashable {
+    public var contentID: String
+    public var title: String
+    public var type: ItemType
+    public var mediaURL: String
+    public var size: Int64?
+    public var mimeType: String?
+    public var duration: Double?
+    public var publishedAt: Date?
+    public var summary: String?
+    public var thumbnailURL: String?
+    public var subtitles: [SubtitleTrack]
+    public var sha256: String?
+    public var licence: LicenceTerms?
+    /// Each path is category names from the root down (`[["news", "local"], ["family"]]`).
+    public var categoryPaths: [[String]]
+
+    public init(contentID: String, title: String, type: ItemType, mediaURL: String, size: Int64? = nil,
+                mimeType: String? = nil, duration: Double? = nil, publishedAt: Date? = nil, summary: String? = nil,
+                thumbnailURL: String? = nil, subtitles: [SubtitleTrack] = [], sha256: String? = nil,
+                licence: LicenceTerms? = nil, categoryPaths: [[String]] = []) {
+        self.contentID = contentID
+        self.title = title
+        self.type = type
+        self.mediaURL = mediaURL
+        self.size = size
+        self.mimeType = mimeType
+        self.duration = duration
+        self.publishedAt = publishedAt
+        self.summary = summary
+        self.thumbnailURL = thumbnailURL
+        self.subtitles = subtitles
+        self.sha256 = sha256
+        self.licence = licence
+        self.categoryPaths = categoryPaths
+    }
+}
+
+/// What one catalog merge changed.
+public struct MergeReport: Sendable, Codable, Hashable {
+    /// New content ids, inserted as `discovered`.
+    public var added = 0
+    /// Known items whose metadata, categories or catalog membership changed.
+    public var updated = 0
+    public var unchanged = 0
+    /// Items that left the feed and were deleted (undownloaded, no bytes).
+    public var removed = 0
+    /// Items that left the feed but were kept (requested, downloaded, streamed bytes, locked).
+    public var keptDownloaded = 0
+    /// Ids of the removed items, so the engine can delete any side files (thumbnails).
+    public var removedItemIDs: [Int64] = []
+    /// `metadata-pending` items that this merge gave metadata (and a file name); their
+    /// state is left for the engine to move on (e.g. to `queued`).
+    public var resolvedPendingItemIDs: [Int64] = []
+
+    public init() {}
+}

@@ -1,0 +1,205 @@
+import Foundation
+internal import GRDB
+
+extension LibraryStore {
+    /// Items matching `filter` with their source name and category paths, ordered by source
+    /// name, then title, then id.
+    public func items(matching filter: ItemFilter = .all) throws -> [ItemListing] {
+        try read { db in
+            var conditions: [String] = []
+            var values: [(any DatabaseValueConvertible)?] = []
+            if let name = filter.source {
+                conditions.append("source.name = ?")
+                values.append(name)
+            }
+            if let state = filter.state {
+                conditions.append("item.state = ?")
+                values.append(state.rawValue)
+            } else if !filter.includeDeleted {
+                conditions.append("item.state <> 'deleted'")
+            }
+            let categories = try Self.fetchCategories(db)
+            if let path = filter.categoryPath {
+                // The category and every descendant, resolved in memory (the tree is small).
+                guard let root = categories.first(where: { $0.path == path }) else { return [] }
+                let ids = categories.filter { $0.path.starts(with: root.path) }.map(\.id)
+                conditions.append("item.id IN (SELECT itemID FROM itemCategory WHERE categoryID IN (\(ids.map(String.init).joined(separator: ","))))")
+            }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT \(Item.columns), source.name AS sourceName FROM item JOIN source ON source.id = item.sourceID
+                \(whereClause) ORDER BY source.name, item.title, item.id
+                """, arguments: StatementArguments(values))
+            let paths = try Self.categoryPathsByItem(db, categories: categories, itemIDs: rows.count < 500 ? rows.map { $0[0] } : nil)
+            return rows.map { row in
+                let item = Item(row: row)
+                return ItemListing(item: item, sourceName: row[28], categoryPaths: paths[item.id] ?? [])
+            }
+        }
+    }
+
+    public func item(id: Int64) throws -> Item? {
+        try read { db in try Self.fetchItem(db, id: id) }
+    }
+
+    /// The item of `source` (by name) with `contentID`.
+    public func item(source: String, contentID: String) throws -> Item? {
+        try read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT \(Item.columns) FROM item JOIN source ON source.id = item.sourceID
+                WHERE source.name = ? AND item.contentID = ?
+                """, arguments: [source, contentID]).map(Item.init(row:))
+        }
+    }
+
+    /// The item whose file is named `fileName` (unique library-wide).
+    public func item(fileName: String) throws -> Item? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE fileName = ?", arguments: [fileName]).map(Item.init(row:))
+        }
+    }
+
+    /// Category name paths of one item, sorted.
+    public func categoryPaths(itemID: Int64) throws -> [[String]] {
+        try read { db in
+            try Self.categoryPathsByItem(db, categories: Self.fetchCategories(db), itemIDs: [itemID])[itemID] ?? []
+        }
+    }
+
+    /// Sets an item's state (and error: pass nil to clear it) and logs a `state` event when
+    /// the state or error changes.
+    /// - Returns: the updated item.
+    /// - Throws: `.unknownItem`.
+    @discardableResult
+    public func setState(itemID: Int64, state: ItemState, error: ItemErrorCode? = nil, detail: String? = nil) throws -> Item {
+        let now = clock()
+        return try write { db in
+            guard let old = try Self.fetchItem(db, id: itemID) else {
+                throw StoreError(.unknownItem, "no item with id \(itemID)")
+            }
+            try db.execute(sql: "UPDATE item SET state = ?, error = ?, errorDetail = ?, updatedAt = ? WHERE id = ?",
+                           arguments: [state.rawValue, error?.rawValue, detail, now.dbTime, itemID])
+            if old.state != state || old.error != error {
+                var details = ["from": old.state.rawValue, "to": state.rawValue]
+                if let error { details["error"] = error.rawValue }
+                if let detail { details["detail"] = detail }
+                let suffix = error.map { " (\($0.rawValue))" } ?? ""
+                try insertEvent(db, kind: .state, itemID: itemID, sourceID: old.sourceID,
+                                message: "\(old.fileName ?? old.contentID): \(old.state.rawValue) → \(state.rawValue)\(suffix)",
+                                details: JSONText.encode(details), at: now)
+            }
+            return try Self.fetchItem(db, id: itemID)!
+        }
+    }
+
+    /// Marks an item as asked for by the user (or not), with its request options.
+    public func setRequested(itemID: Int64, _ requested: Bool, quality: String? = nil, partialSeconds: Double? = nil) throws {
+        try updateItem(itemID, "requested = ?, quality = ?, partialSeconds = ?", [requested, quality, partialSeconds])
+    }
+
+    /// Pins or unpins an item against eviction.
+    public func setLocked(itemID: Int64, _ locked: Bool) throws {
+        try updateItem(itemID, "locked = ?", [locked])
+    }
+
+    /// Records completion time (the file's mtime in the mount).
+    public func setDownloaded(itemID: Int64, at time: Date?) throws {
+        try updateItem(itemID, "downloadedAt = ?", [time?.dbTime])
+    }
+
+    /// Records the last read (LRU eviction order).
+    public func setLastAccess(itemID: Int64, at time: Date) throws {
+        try updateItem(itemID, "lastAccessAt = ?", [time.dbTime])
+    }
+
+    /// Corrects the size (from a HEAD request or a download that found it wrong).
+    public func setSize(itemID: Int64, _ size: Int64?) throws {
+        try updateItem(itemID, "size = ?", [size])
+    }
+
+    /// Inserts an item known only by content id (`download source/id` before any sync),
+    /// in `metadata-pending`, requested. It gets its file name at the merge that brings its
+    /// metadata. Returns the existing item when the content id is already known.
+    @discardableResult
+    public func addPendingItem(sourceID: Int64, contentID: String) throws -> Item {
+        let now = clock()
+        return try write { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE sourceID = ? AND contentID = ?",
+                                          arguments: [sourceID, contentID]) {
+                return Item(row: row)
+            }
+            guard try Self.fetchSource(db, id: sourceID) != nil else {
+                throw StoreError(.unknownSource, "no source with id \(sourceID)")
+            }
+            try db.execute(sql: """
+                INSERT INTO item (sourceID, contentID, title, type, state, requested, addedAt, updatedAt, inCatalog)
+                VALUES (?, ?, ?, 'file', 'metadata-pending', 1, ?, ?, 0)
+                """, arguments: [sourceID, contentID, contentID, now.dbTime, now.dbTime])
+            let id = db.lastInsertedRowID
+            try insertEvent(db, kind: .state, itemID: id, sourceID: sourceID, message: "\(contentID): metadata-pending",
+                            details: nil, at: now)
+            return try Self.fetchItem(db, id: id)!
+        }
+    }
+
+    // MARK: - Categories
+
+    /// Every category with its name and folder paths, ordered by path.
+    public func categories() throws -> [Category] {
+        try read { db in try Self.fetchCategories(db) }
+    }
+
+    static func fetchCategories(_ db: Database) throws -> [Category] {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, name, parentID, folderName FROM category")
+        var byID: [Int64: (name: String, parent: Int64?, folder: String)] = [:]
+        for row in rows { byID[row["id"]] = (row["name"], row["parentID"], row["folderName"]) }
+        var result: [Category] = []
+        result.reserveCapacity(rows.count)
+        for (id, entry) in byID {
+            var path = [entry.name], folders = [entry.folder]
+            var parent = entry.parent
+            var guardCount = 0 // a cycle cannot be stored through the API; stop anyway
+            while let p = parent, let up = byID[p], guardCount < 64 {
+                path.insert(up.name, at: 0)
+                folders.insert(up.folder, at: 0)
+                parent = up.parent
+                guardCount += 1
+            }
+            result.append(Category(id: id, name: entry.name, parentID: entry.parent, folderName: entry.folder,
+                                   path: path, folderPath: folders))
+        }
+        return result.sorted { $0.path.lexicographicallyPrecedes($1.path) }
+    }
+
+    /// itemID → sorted category paths; all items when `itemIDs` is nil.
+    static func categoryPathsByItem(_ db: Database, categories: [Category], itemIDs: [Int64]?) throws -> [Int64: [[String]]] {
+        let paths = Dictionary(uniqueKeysWithValues: categories.map { ($0.id, $0.path) })
+        var result: [Int64: [[String]]] = [:]
+        let sql: String
+        if let itemIDs {
+            if itemIDs.isEmpty { return [:] }
+            sql = "SELECT itemID, categoryID FROM itemCategory WHERE itemID IN (\(itemIDs.map(String.init).joined(separator: ",")))"
+        } else {
+            sql = "SELECT itemID, categoryID FROM itemCategory"
+        }
+        let cursor = try Row.fetchCursor(db, sql: sql)
+        while let row = try cursor.next() {
+            if let path = paths[row[1]] { result[row[0], default: []].append(path) }
+        }
+        for key in result.keys { result[key]!.sort { $0.lexicographicallyPrecedes($1) } }
+        return result
+    }
+
+    static func fetchItem(_ db: Database, id: Int64) throws -> Item? {
+        try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id]).map(Item.init(row:))
+    }
+
+    private func updateItem(_ id: Int64, _ assignments: String, _ values: [(any DatabaseValueConvertible)?]) throws {
+        let now = clock()
+        try write { db in
+            try db.execute(sql: "UPDATE item SET \(assignments), updatedAt = ? WHERE id = ?",
+                           arguments: StatementArguments(values + [now.dbTime, id]))
+            if db.changesCount == 0 { throw StoreError(.unknownItem, "no item with id \(id)") }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+internal import GRDB
+
+/// The schema, as migrations. A released migration is never edited: add a new one.
+///
+/// Times are REAL seconds since 1970 (UTC): exact enough, compact, and they sort. The CHECK
+/// constraints keep the enumerations to the names of DESIGN §1, so a bug in a caller fails
+/// loudly instead of storing a state nobody can display.
+enum StoreSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1", migrate: v1)
+        return migrator
+    }
+
+    static func quoted(_ values: [String]) -> String {
+        values.map { "'\($0)'" }.joined(separator: ",")
+    }
+
+    private static func v1(_ db: Database) throws {
+        let states = quoted(ItemState.allCases.map(\.rawValue))
+        let errors = quoted(ItemErrorCode.allCases.map(\.rawValue))
+        let types = quoted(ItemType.allCases.map(\.rawValue))
+        let kinds = quoted(FeedKind.allCases.map(\.rawValue))
+        let licences = quoted(LicenceKind.allCases.map(\.rawValue))
+        try db.execute(sql: """
+            CREATE TABLE source (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                name TEXT NOT NULL UNIQUE,
+                title TEXT,
+                feedURL TEXT NOT NULL,
+                kind TEXT CHECK (kind IN (\(kinds))),
+                subscribed INTEGER NOT NULL DEFAULT 1,
+                etag TEXT,
+                lastModified TEXT,
+                lastSyncAt REAL,
+                lastSyncError TEXT,
+                nextSyncAt REAL,
+                addedAt REAL NOT NULL
+            );
+
+            CREATE TABLE category (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                name TEXT NOT NULL,
+                parentID INTEGER REFERENCES category(id) ON DELETE CASCADE,
+                folderName TEXT NOT NULL
+            );
+            -- NULLs are distinct in a plain UNIQUE, so top-level rows use 0 as their key.
+            CREATE UNIQUE INDEX category_parent_name ON category(ifnull(parentID, 0), name);
+            CREATE UNIQUE INDEX category_parent_folder ON category(ifnull(parentID, 0), folderName);
+
+            CREATE TABLE item (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                sourceID INTEGER NOT NULL REFERENCES source(id) ON DELETE CASCADE,
+                contentID TEXT NOT NULL,
+                title TEXT NOT NULL,
+                type TEXT NOT NULL CHECK (type IN (\(types))),
+                mediaURL TEXT,
+                size INTEGER,
+                mimeType TEXT,
+                duration REAL,
+                publishedAt REAL,
+                summary TEXT,
+                thumbnailURL TEXT,
+                subtitles TEXT,
+                sha256 TEXT,
+                state TEXT NOT NULL CHECK (state IN (\(states))),
+                error TEXT CHECK (error IN (\(errors))),
+                errorDetail TEXT,
+                requested INTEGER NOT NULL DEFAULT 0,
+                locked INTEGER NOT NULL DEFAULT 0,
+                bytesPresent INTEGER NOT NULL DEFAULT 0,
+                downloadedAt REAL,
+                lastAccessAt REAL,
+                fileName TEXT UNIQUE,
+                addedAt REAL NOT NULL,
+                updatedAt REAL NOT NULL,
+                inCatalog INTEGER NOT NULL DEFAULT 1,
+                quality TEXT,
+                partialSeconds REAL,
+                UNIQUE (sourceID, contentID)
+            );
+            CREATE INDEX item_state ON item(state);
+            -- Lookups by source use UNIQUE (sourceID, contentID), lookups by file name the
+            -- UNIQUE fileName: each is already an index, and one index fewer speeds big merges.
+
+            CREATE TABLE itemCategory (
+                itemID INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                categoryID INTEGER NOT NULL REFERENCES category(id) ON DELETE CASCADE,
+                PRIMARY KEY (itemID, categoryID)
+            ) WITHOUT ROWID;
+            CREATE INDEX itemCategory_category ON itemCategory(categoryID);
+
+            CREATE TABLE cacheRange (
+                itemID INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                file TEXT NOT NULL,
+                start INTEGER NOT NULL,
+                "end" INTEGER NOT NULL,
+                CHECK (start >= 0 AND "end" > start),
+                PRIMARY KEY (itemID, file, start)
+            ) WITHOUT ROWID;
+
+            CREATE TABLE hlsSegment (
+                itemID INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                sequence INTEGER NOT NULL,
+                uri TEXT NOT NULL,
+                duration REAL NOT NULL,
+                byteRangeStart INTEGER,
+                byteRangeLength INTEGER,
+                size INTEGER,
+                present INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (itemID, sequence)
+            ) WITHOUT ROWID;
+
+            CREATE TABLE licence (
+                itemID INTEGER PRIMARY KEY REFERENCES item(id) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN (\(licences))),
+                rentalDuration REAL,
+                playDuration REAL,
+                licenceURL TEXT,
+                acquiredAt REAL,
+                firstPlayedAt REAL,
+                expiresAt REAL,
+                key BLOB
+            );
+
+            CREATE TABLE setting (
+                name TEXT PRIMARY KEY NOT NULL,
+                value TEXT NOT NULL
+            ) WITHOUT ROWID;
+
+            CREATE TABLE dailyUsage (
+                day TEXT PRIMARY KEY NOT NULL,
+                bytes INTEGER NOT NULL DEFAULT 0
+            ) WITHOUT ROWID;
+
+            -- Append-only; no foreign keys so the log outlives what it mentions.
+            CREATE TABLE event (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                time REAL NOT NULL,
+                kind TEXT NOT NULL,
+                itemID INTEGER,
+                sourceID INTEGER,
+                message TEXT NOT NULL,
+                details TEXT
+            );
+            """)
+    }
+}

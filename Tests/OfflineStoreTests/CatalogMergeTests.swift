@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+@testable import OfflineStore
+
+@Suite("Catalog merge")
+struct CatalogMergeTests {
+    let t0 = TestClock.start
+    var t1: Date { t0.addingTimeInterval(3600) }
+
+    @Test("New content ids are inserted as discovered, with file names and categories")
+    func addsItems() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            let report = try store.mergeCatalog(
+                sourceID: source.id, title: "ACME TV",
+                entries: [entry("ep-1", title: "Launch Day", categories: [["news", "local"], ["family"]]),
+                          entry("ep-2", title: "Audio", type: .audio, mime: "audio/mpeg"),
+                          entry("ep-1", title: "Duplicate listing is ignored")],
+                isComplete: true, now: t0)
+            #expect(report.added == 2 && report.updated == 0 && report.removed == 0)
+
+            let item = try #require(try store.item(source: "acme", contentID: "ep-1"))
+            #expect(item.state == .discovered)
+            #expect(item.inCatalog)
+            #expect(item.title == "Launch Day")
+            #expect(item.fileName == "Launch Day [ep-1].mp4")
+            #expect(item.addedAt == t0)
+            #expect(try store.item(fileName: "Audio [ep-2].mp3")?.contentID == "ep-2")
+            #expect(try store.categoryPaths(itemID: item.id) == [["family"], ["news", "local"]])
+            #expect(try store.categories().map(\.path) == [["family"], ["news"], ["news", "local"]])
+            #expect(try store.source(id: source.id)?.title == "ACME TV")
+        }
+    }
+
+    @Test("Changed metadata updates in place and keeps the file name; categories re-link")
+    func updatesItems() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil,
+                                       entries: [entry("ep-1", title: "Old", categories: [["news"]]), entry("ep-2")],
+                                       isComplete: true, now: t0)
+            let before = try #require(try store.item(source: "acme", contentID: "ep-1"))
+
+            var changed = entry("ep-1", title: "New title", size: 2000, categories: [["sport"]])
+            changed.subtitles = [SubtitleTrack(language: "en", url: "https://acme.example/en.vtt", format: "vtt")]
+            let report = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [changed, entry("ep-2")],
+                                                isComplete: true, now: t1)
+            #expect(report.updated == 1 && report.unchanged == 1 && report.added == 0)
+
+            let after = try #require(try store.item(id: before.id))
+            #expect(after.title == "New title")
+            #expect(after.size == 2000)
+            #expect(after.subtitles == changed.subtitles)
+            #expect(after.fileName == "Old [ep-1].mp4") // stable: never recomputed
+            #expect(after.updatedAt == t1)
+            #expect(try store.categoryPaths(itemID: after.id) == [["sport"]])
+
+            // Same feed again: nothing changes.
+            let again = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [changed, entry("ep-2")],
+                                               isComplete: true, now: t1)
+            #expect(again.unchanged == 2 && again.updated == 0)
+        }
+    }
+
+    @Test("Items that leave the feed: undownloaded ones go, requested/streamed/locked ones stay")
+    func removesAndKeeps() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            let ids = ["plain", "requested", "streamed", "cached", "locked", "tomb"]
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: ids.map { entry($0) }, isComplete: true, now: t0)
+            func id(_ c: String) throws -> Int64 { try #require(try store.item(source: "acme", contentID: c)).id }
+            try store.setRequested(itemID: id("requested"), true)
+            try store.setState(itemID: id("requested"), state: .queued)
+            try store.addPresentRange(itemID: id("streamed"), file: "media", range: 0..<100)
+            try store.setState(itemID: id("cached"), state: .cached)
+            try store.setLocked(itemID: id("locked"), true)
+            try store.setState(itemID: id("tomb"), state: .deleted)
+            let plainID = try id("plain")
+
+            // A partial feed (a failed page) removes nothing.
+            let partial = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [], isComplete: false, now: t1)
+            #expect(partial.removed == 0 && partial.keptDownloaded == 0)
+            #expect(try store.item(id: plainID) != nil)
+
+            // The complete feed without any of them.
+            let report = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("new")], isComplete: true, now: t1)
+            #expect(report.added == 1)
+            #expect(report.removed == 1)
+            #expect(report.removedItemIDs == [plainID])
+            #expect(report.keptDownloaded == 4) // the tombstone is kept but not counted
+            #expect(try store.item(id: plainID) == nil)
+            for kept in ["requested", "streamed", "cached", "locked", "tomb"] {
+                let item = try #require(try store.item(source: "acme", contentID: kept))
+                #expect(!item.inCatalog, "\(kept) should be out of the catalog")
+            }
+
+            // When one comes back, it is in the catalog again.
+            let back = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("new"), entry("cached")],
+                                              isComplete: true, now: t1)
+            #expect(back.updated == 1)
+            #expect(try store.item(source: "acme", contentID: "cached")?.inCatalog == true)
+        }
+    }
+
+    @Test("A deleted item is never resurrected by a re-sync")
+    func tombstoneStays() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1")], isComplete: true, now: t0)
+            let item = try #require(try store.item(source: "acme", contentID: "ep-1"))
+            try store.setState(itemID: item.id, state: .deleted)
+
+            let report = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", title: "Renamed")],
+                                                isComplete: true, now: t1)
+            #expect(report.added == 0 && report.updated == 1)
+            let after = try #require(try store.item(id: item.id))
+            #expect(after.state == .deleted)
+            #expect(after.title == "Renamed")
+            #expect(try store.items().isEmpty) // tombstones are hidden by default
+            #expect(try store.items(matching: ItemFilter(includeDeleted: true)).count == 1)
+        }
+    }
+
+    @Test("A metadata-pending item gets its metadata and file name from the merge")
+    func pendingResolves() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            let pending = try store.addPendingItem(sourceID: source.id, contentID: "ep-9")
+            #expect(pending.state == .metadataPending && pending.fileName == nil && pending.requested)
+            let report = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-9", title: "Found")],
+                                                isComplete: false, now: t1)
+            #expect(report.resolvedPendingItemIDs == [pending.id])
+            let item = try #require(try store.item(id: pending.id))
+            #expect(item.fileName == "Found [ep-9].mp4")
+            #expect(item.state == .metadataPending) // the engine moves it on
+            #expect(item.inCatalog)
+        }
+    }
+
+    @Test("Licence terms are stored and updated without losing acquisition data")
+    func licences() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            let rental = LicenceTerms(kind: .rental, rentalDuration: 172_800, playDuration: 86_400,
+                                      licenceURL: "https://acme.example/licence")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("m", licence: rental)],
+                                       isComplete: true, now: t0)
+            let id = try #require(try store.item(source: "acme", contentID: "m")).id
+            var licence = try #require(try store.licence(itemID: id))
+            #expect(licence.terms == rental)
+            licence.acquiredAt = t0
+            licence.expiresAt = t0.addingTimeInterval(172_800)
+            licence.key = Data([1, 2, 3, 4])
+            try store.putLicence(licence)
+
+            var longer = rental
+            longer.rentalDuration = 259_200
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("m", licence: longer)],
+                                       isComplete: true, now: t1)
+            let updated = try #require(try store.licence(itemID: id))
+            #expect(updated.terms == longer)
+            #expect(updated.acquiredAt == t0)
+            #expect(updated.key == Data([1, 2, 3, 4]))
+        }
+    }
+
+    @Test("One sync event per merge, not one per item")
+    func syncEvent() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            let start = try store.lastEventSeq()
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: (0..<50).map { entry("e\($0)") },
+                                       isComplete: true, now: t0)
+            let events = try store.events(after: start)
+            #expect(events.count == 1)
+            #expect(events.first?.kind == .sync)
+            #expect(events.first?.sourceID == source.id)
+            #expect(events.first?.details?.contains("\"added\":50") == true)
+        }
+    }
+
+    @Test("100,000 items merge in one transaction; a re-sync finds them unchanged")
+    func largeCatalog() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "big", feedURL: "https://big.example/c.json")
+            let categories = [["news"], ["news", "local"], ["family"], ["trending"]]
+            let entries = (0..<100_000).map { i in
+                entry("id-\(i)", title: "Episode \(i % 1000)", categories: [categories[i % categories.count]])
+            }
+            let clock = ContinuousClock()
+            var report = MergeReport()
+            let insertTime = try clock.measure {
+                report = try store.mergeCatalog(sourceID: source.id, title: nil, entries: entries, isComplete: true, now: t0)
+            }
+            #expect(report.added == 100_000)
+            let resyncTime = try clock.measure {
+                report = try store.mergeCatalog(sourceID: source.id, title: nil, entries: entries, isComplete: true, now: t1)
+            }
+            #expect(report.unchanged == 100_000)
+            print("mergeCatalog 100k: insert \(insertTime), re-sync \(resyncTime)")
+
+            let listing = try store.items(matching: ItemFilter(source: "big"))
+            #expect(listing.count == 100_000)
+            #expect(Set(listing.compactMap(\.item.fileName)).count == 100_000)
+            #expect(try store.items(matching: ItemFilter(categoryPath: ["news"])).count == 50_000) // with news/local
+            #expect(try store.items(matching: ItemFilter(categoryPath: ["news", "local"])).count == 25_000)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import OfflineStore
+
+@Suite("Events, state changes, usage, HLS segments")
+struct EventAndUsageTests {
+    @Test("Events come back in order, paged by sequence number")
+    func order() throws {
+        try withLibrary { store, _ throws in
+            let base = try store.lastEventSeq()
+            var seqs: [Int64] = []
+            for i in 0..<25 {
+                seqs.append(try store.appendEvent(kind: .error, itemID: Int64(i), message: "line \(i)",
+                                                  details: #"{"n":\#(i)}"#))
+            }
+            #expect(seqs == seqs.sorted() && Set(seqs).count == 25)
+            let first = try store.events(after: base, limit: 10)
+            let rest = try store.events(after: first.last!.seq, limit: 100)
+            #expect(first.count == 10 && rest.count == 15)
+            #expect((first + rest).map(\.message) == (0..<25).map { "line \($0)" })
+            #expect(first[3].details == #"{"n":3}"#)
+            #expect(first[3].time == TestClock.start)
+            #expect(try store.lastEventSeq() == seqs.last)
+        }
+    }
+
+    @Test("setState stores state and error and logs the change; events survive item deletion")
+    func stateEvents() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("m")], isComplete: true, now: TestClock.start)
+            let id = try #require(try store.item(source: "s", contentID: "m")).id
+            let base = try store.lastEventSeq()
+
+            try store.setState(itemID: id, state: .queued)
+            let idle = try store.setState(itemID: id, state: .idle, error: .noNetwork, detail: "could not resolve host")
+            #expect(idle.state == .idle && idle.error == .noNetwork && idle.errorDetail == "could not resolve host")
+            try store.setState(itemID: id, state: .idle, error: .noNetwork) // no change: no event
+            let done = try store.setState(itemID: id, state: .cached)
+            #expect(done.error == nil) // a success clears the error
+
+            let events = try store.events(after: base)
+            #expect(events.map(\.kind) == [.state, .state, .state])
+            #expect(events.allSatisfy { $0.itemID == id && $0.sourceID == source.id })
+            #expect(events[1].message.contains("queued → idle (no-network)"))
+
+            #expect(try store.items(matching: ItemFilter(state: .cached)).map(\.item.id) == [id])
+            #expect(try store.items(matching: ItemFilter(state: .queued)).isEmpty)
+
+            try store.removeSource(name: "s")
+            #expect(try store.events(after: base).count >= 3)
+            #expect(throws: StoreError.self) { try store.setState(itemID: id, state: .queued) }
+        }
+    }
+
+    @Test("Daily usage adds up per local calendar day")
+    func usage() throws {
+        try withLibrary { store, _ throws in
+            let tz = try #require(TimeZone(identifier: "Europe/Paris"))
+            // 23:30 UTC on 1 March is already 2 March in Paris.
+            let lateUTC = Date(timeIntervalSince1970: 1_740_871_800)
+            #expect(LibraryStore.dayKey(for: lateUTC, timeZone: tz) == "2025-03-02")
+            try store.addUsage(bytes: 1000, day: lateUTC, timeZone: tz)
+            try store.addUsage(bytes: 500, day: lateUTC.addingTimeInterval(3600), timeZone: tz)
+            try store.addUsage(bytes: 7, day: lateUTC.addingTimeInterval(-86_400), timeZone: tz)
+            #expect(try store.usage(day: lateUTC, timeZone: tz) == 1500)
+            #expect(try store.usage(day: lateUTC.addingTimeInterval(-86_400), timeZone: tz) == 7)
+            #expect(try store.usage(day: lateUTC.addingTimeInterval(86_400), timeZone: tz) == 0)
+        }
+    }
+
+    @Test("HLS segments: put, list, mark present; presence survives a refresh")
+    func hls() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil,
+                                       entries: [entry("live", type: .hls, mime: "application/vnd.apple.mpegurl")],
+                                       isComplete: true, now: TestClock.start)
+            let item = try #require(try store.item(source: "s", contentID: "live"))
+            #expect(item.fileName == "Title live [live].m3u8")
+            let segments = (0..<3).map { HLSSegment(itemID: item.id, sequence: Int64($0), uri: "seg\($0).ts", duration: 6) }
+            try store.putHLSSegments(itemID: item.id, segments)
+            try store.setHLSSegmentPresent(itemID: item.id, sequence: 1, present: true, size: 1234)
+            try store.putHLSSegments(itemID: item.id, segments + [HLSSegment(itemID: item.id, sequence: 3, uri: "seg3.ts", duration: 4)])
+            let listed = try store.hlsSegments(itemID: item.id)
+            #expect(listed.map(\.sequence) == [0, 1, 2, 3])
+            #expect(listed.map(\.present) == [false, true, false, false])
+        }
+    }
+}
