@@ -19,6 +19,14 @@ enum FeedURL {
         guard let scheme = absolute.scheme?.lowercased() else { return .invalid }
         guard scheme == "http" || scheme == "https" else { return .forbiddenScheme(scheme) }
         guard let host = absolute.host, !host.isEmpty else { return .invalid }
+        // Scheme and host are case-insensitive; lowercase them so equal URLs compare equal.
+        if absolute.scheme != scheme || host.contains(where: \.isUppercase),
+            var components = URLComponents(url: absolute, resolvingAgainstBaseURL: false)
+        {
+            components.scheme = scheme
+            components.host = components.host?.lowercased()
+            if let normalized = components.string { return .allowed(normalized) }
+        }
         return .allowed(absolute.absoluteString)
     }
 
