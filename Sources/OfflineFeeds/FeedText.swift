@@ -35,6 +35,15 @@ enum FeedText {
         return String(Substring(utf8[utf8.startIndex..<end]))
     }
 
+    /// The text without surrounding ASCII whitespace (no Foundation: this runs per item).
+    static func trimmed(_ text: String) -> Substring {
+        let utf8 = text.utf8
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return Substring(utf8[first...last])
+    }
+
     @inline(__always)
     static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D

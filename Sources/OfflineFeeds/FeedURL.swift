@@ -20,7 +20,7 @@ enum FeedURL {
         guard scheme == "http" || scheme == "https" else { return .forbiddenScheme(scheme) }
         guard let host = absolute.host, !host.isEmpty else { return .invalid }
         // Scheme and host are case-insensitive; lowercase them so equal URLs compare equal.
-        if absolute.scheme != scheme || host.contains(where: \.isUppercase),
+        if absolute.scheme != scheme || host.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }),
             var components = URLComponents(url: absolute, resolvingAgainstBaseURL: false)
         {
             components.scheme = scheme

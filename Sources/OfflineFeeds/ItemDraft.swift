@@ -99,7 +99,7 @@ struct ItemDraft {
             FeedText.clean(summary, limit: limit, field: "item \(name) description", warnings: &feed.warnings)
             ?? FeedText.clean(fallbackSummary, limit: limit, field: "item \(name) description", warnings: &feed.warnings)
         let mimeType = media.mimeType.flatMap { FeedText.clean($0, limit: 255, cut: &cut) }
-        let size = media.length.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+        let size = media.length.flatMap { Int64(FeedText.trimmed($0)) }.flatMap { $0 >= 0 ? $0 : nil }
         let itemDuration = (media.duration ?? duration).flatMap(MediaDuration.parse)
         let date = (published ?? updated).flatMap { text in RFC822Date.parse(text) ?? RFC3339Date.parse(text) }
         let thumbnailURL = FeedURL.allowed(thumbnail, against: baseURL, what: "item \(name) thumbnail", warnings: &feed.warnings)

@@ -74,7 +74,7 @@ enum JSONField {
 
     static func double(_ value: Any?) -> Double? {
         switch value {
-        case let text as String: return Double(text.trimmingCharacters(in: .whitespaces))
+        case let text as String: return Double(FeedText.trimmed(text))
         case let number as NSNumber: return number.doubleValue
         default: return nil
         }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Decides an item's `MediaType` from what the feed says (DESIGN §1, brief rule 4).
 enum MediaTypeGuess {
     private static let hlsMIMETypes: Set<String> = [
@@ -36,19 +34,20 @@ enum MediaTypeGuess {
 
     /// `Video/MP4; codecs="avc1"` → `video/mp4`.
     static func essence(_ mimeType: String) -> String {
-        let base = mimeType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? mimeType
-        return base.trimmingCharacters(in: .whitespaces).lowercased()
+        let base = mimeType.utf8.firstIndex(of: UInt8(ascii: ";")).map { String(Substring(mimeType.utf8[..<$0])) } ?? mimeType
+        return FeedText.trimmed(base).lowercased()
     }
 
     /// Lowercased extension of the URL's path (query and fragment ignored), if any.
     static func pathExtension(of url: String) -> String? {
-        var path = Substring(url)
-        if let stop = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<stop] }
-        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let utf8 = url.utf8
+        let end = utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex
+        let path = utf8[..<end]
+        guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         let name = path[path.index(after: slash)...]
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return nil }
         let ext = name[name.index(after: dot)...]
         guard !ext.isEmpty, ext.count <= 8 else { return nil }
-        return ext.lowercased()
+        return String(Substring(ext)).lowercased()
     }
 }

@@ -47,17 +47,32 @@ enum RFC3339Date {
 /// `HH:MM:SS`), in seconds. Negative, non-finite or absurd values are nil.
 enum MediaDuration {
     static func parse(_ text: String) -> Double? {
-        let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count) else { return nil }
-        var total = 0.0
-        for (index, part) in parts.enumerated() {
-            let isLast = index == parts.count - 1
-            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || (isLast && $0 == ".")) }),
-                let value = Double(part)
-            else { return nil }
-            total = total * 60 + value
+        let trimmed = FeedText.trimmed(text)
+        var total = 0.0, part = 0.0, parts = 1, digits = 0
+        var fractionScale = 0.0  // 0 while reading the integer part
+        for byte in trimmed.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let digit = Double(byte - 0x30)
+                if fractionScale == 0 { part = part * 10 + digit } else { part += digit * fractionScale; fractionScale /= 10 }
+                digits += 1
+            case UInt8(ascii: ":"):
+                // Only the last part may have a fraction; at most HH:MM:SS.
+                guard digits > 0, fractionScale == 0, parts < 3 else { return nil }
+                total = (total + part) * 60
+                part = 0
+                digits = 0
+                parts += 1
+            case UInt8(ascii: "."):
+                guard fractionScale == 0 else { return nil }
+                fractionScale = 0.1
+            default:
+                return nil
+            }
+            guard digits <= 12 else { return nil }
         }
-        return valid(total)
+        guard digits > 0 else { return nil }
+        return valid(total + part)
     }
 
     /// A duration from a JSON number or attribute, if sane (0 ... 10 years).

@@ -46,7 +46,9 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
     /// Parses `data`; throws the grammar's error, `deadline`, or `malformed` with the
     /// position libxml2 stopped at. `what` names the format in messages ("RSS feed").
     func run(_ data: Data, what: String) throws(FeedError) {
-        let parser = XMLParser(data: data)
+        // A stream makes XMLParser push the bytes to libxml2 in chunks: handed over in one
+        // piece, a document over 10 MB fails with libxml2's "huge input lookup" error.
+        let parser = XMLParser(stream: InputStream(data: data))
         parser.shouldProcessNamespaces = false
         parser.shouldResolveExternalEntities = false
         parser.delegate = self
@@ -81,9 +83,10 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
     }
 
     private func name(_ qualified: String) -> XMLName {
-        guard let colon = qualified.firstIndex(of: ":") else { return XMLName(namespace: .none, local: qualified) }
-        let prefix = String(qualified[..<colon])
-        return XMLName(namespace: prefixes[prefix] ?? .other, local: String(qualified[qualified.index(after: colon)...]))
+        let utf8 = qualified.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return XMLName(namespace: .none, local: qualified) }
+        let prefix = String(Substring(utf8[..<colon]))
+        return XMLName(namespace: prefixes[prefix] ?? .other, local: String(Substring(utf8[utf8.index(after: colon)...])))
     }
 
     /// Learns prefixes from `xmlns:p="…"` near the root, so `<m:content>` bound to the
