@@ -15,10 +15,10 @@ struct CategoryTree {
     private var order: [String] = []
     private var resolved: [String: [String]] = [:]
 
-    init(_ list: [Any], limit: Int, warnings: inout FeedWarnings) {
+    init(_ list: [LenientObject<CatalogCategory>], limit: Int, warnings: inout FeedWarnings) {
         var cut = false
         for (index, element) in list.enumerated() {
-            guard let object = JSONField.object(element), let id = JSONField.string(object["id"]).flatMap({ FeedText.clean($0, limit: limit, cut: &cut) })
+            guard let category = element.value, let id = category.id?.value.flatMap({ FeedText.clean($0, limit: limit, cut: &cut) })
             else {
                 warnings.add("category #\(index + 1) skipped: it has no id")
                 continue
@@ -27,8 +27,8 @@ struct CategoryTree {
                 warnings.add("category \(FeedWarnings.quote(id)) skipped: duplicate id (the first one is kept)")
                 continue
             }
-            let name = JSONField.string(object["name"]).flatMap { FeedText.clean($0, limit: limit, field: "category \(FeedWarnings.quote(id)) name", warnings: &warnings) }
-            let parent = JSONField.string(object["parent"]).flatMap { FeedText.clean($0, limit: limit, cut: &cut) }
+            let name = FeedText.clean(category.name?.value, limit: limit, field: "category \(FeedWarnings.quote(id)) name", warnings: &warnings)
+            let parent = category.parent?.value.flatMap { FeedText.clean($0, limit: limit, cut: &cut) }
             nodes[id] = Node(name: name ?? id, parent: parent == id ? nil : parent)
             if parent == id { warnings.add("category \(FeedWarnings.quote(id)) is its own parent; it is shown at the top level") }
             order.append(id)

@@ -10,51 +10,48 @@ enum JSONCatalogParser {
 
     static func parse(_ data: Data, baseURL: URL, limits: FeedLimits, deadline: ContinuousClock.Instant) throws(FeedError) -> ParsedFeed {
         var feed = FeedAssembler(limits: limits)
-        let root = try root(of: data, limits: limits, warnings: &feed.warnings)
+        let document = try decode(data, limits: limits, warnings: &feed.warnings)
         let limit = limits.maxStringBytes
 
-        let categories = CategoryTree(JSONField.array(root["categories"]) ?? [], limit: limit, warnings: &feed.warnings)
+        let categories = CategoryTree(document.categories, limit: limit, warnings: &feed.warnings)
         for path in categories.paths { feed.addCategory(path) }
 
-        let items = JSONField.array(root["items"]) ?? []
-        if root["items"] != nil && JSONField.array(root["items"]) == nil {
-            feed.warnings.add("\"items\" is not an array; no items read")
-        }
-        guard items.count <= limits.maxItems else {
+        if let count = document.itemCountOverLimit {
             throw FeedError(
                 .tooManyItems,
-                "The catalog has \(items.count) items, more than the limit of \(limits.maxItems) per document; raise the limit or split the catalog into pages.")
+                "The catalog has \(count) items, more than the limit of \(limits.maxItems) per document; raise the limit or split the catalog into pages.")
         }
+        if document.itemsIsNotArray { feed.warnings.add("\"items\" is not an array; no items read") }
         let reader = JSONItemReader(baseURL: baseURL, limits: limits, categories: categories)
-        for (index, element) in items.enumerated() {
+        for (index, item) in document.items.enumerated() {
             if index & 1023 == 1023, ContinuousClock.now >= deadline { throw FeedParser.deadlineError }
-            try reader.read(element, index: index, into: &feed)
+            try reader.read(item, into: &feed)
         }
 
-        let source = JSONField.object(root["source"]) ?? [:]
+        let source = document.source
         return ParsedFeed(
             kind: .json,
-            title: FeedText.clean(JSONField.string(source["title"]), limit: limit, field: "source title", warnings: &feed.warnings),
-            description: FeedText.clean(JSONField.string(source["description"]), limit: limit, field: "source description", warnings: &feed.warnings),
-            link: FeedURL.allowed(JSONField.string(source["link"]), against: baseURL, what: "source link", warnings: &feed.warnings),
-            imageURL: FeedURL.allowed(JSONField.string(source["image"]), against: baseURL, what: "source image", warnings: &feed.warnings),
+            title: FeedText.clean(source?.title?.value, limit: limit, field: "source title", warnings: &feed.warnings),
+            description: FeedText.clean(source?.description?.value, limit: limit, field: "source description", warnings: &feed.warnings),
+            link: FeedURL.allowed(source?.link?.value, against: baseURL, what: "source link", warnings: &feed.warnings),
+            imageURL: FeedURL.allowed(source?.image?.value, against: baseURL, what: "source image", warnings: &feed.warnings),
             categories: feed.categories,
             items: feed.items,
-            nextPageURL: FeedURL.allowed(JSONField.string(root["next"]), against: baseURL, what: "next page URL", warnings: &feed.warnings),
-            lookupTemplate: lookupTemplate(JSONField.string(root["lookup"]), baseURL: baseURL, warnings: &feed.warnings),
+            nextPageURL: FeedURL.allowed(document.next?.value, against: baseURL, what: "next page URL", warnings: &feed.warnings),
+            lookupTemplate: lookupTemplate(document.lookup?.value, baseURL: baseURL, warnings: &feed.warnings),
             warnings: feed.warnings.result)
     }
 
     /// Reads `{"offlinefs": 1, "item": {…}}` (categories may be declared alongside).
     static func parseLookupItem(_ data: Data, baseURL: URL, limits: FeedLimits) throws(FeedError) -> FeedItem {
         var feed = FeedAssembler(limits: limits)
-        let root = try root(of: data, limits: limits, warnings: &feed.warnings)
-        let categories = CategoryTree(JSONField.array(root["categories"]) ?? [], limit: limits.maxStringBytes, warnings: &feed.warnings)
-        guard let element = root["item"] ?? JSONField.array(root["items"])?.first else {
+        let document = try decode(data, limits: limits, warnings: &feed.warnings)
+        let categories = CategoryTree(document.categories, limit: limits.maxStringBytes, warnings: &feed.warnings)
+        guard let element = document.item ?? document.items.first else {
             throw FeedError(.invalidItem, "The lookup response has no \"item\" object.")
         }
         let reader = JSONItemReader(baseURL: baseURL, limits: limits, categories: categories)
-        try reader.read(element, index: 0, into: &feed)
+        try reader.read(element, into: &feed)
         guard let item = feed.items.first else {
             let reason = feed.warnings.result.last ?? "the item is unusable"
             throw FeedError(.invalidItem, "The lookup response's item cannot be used: \(reason).")
@@ -62,26 +59,31 @@ enum JSONCatalogParser {
         return item
     }
 
-    /// Preflight, JSON parse and version check.
-    private static func root(of data: Data, limits: FeedLimits, warnings: inout FeedWarnings) throws(FeedError) -> [String: Any] {
+    /// Preflight, JSON decode and version check.
+    private static func decode(_ data: Data, limits: FeedLimits, warnings: inout FeedWarnings) throws(FeedError) -> CatalogDocument {
         let checked = try JSONPreflight.check(data, maxDepth: limits.maxJSONDepth)
         for warning in checked.warnings { warnings.add(warning) }
-        let object: Any
+        let decoder = JSONDecoder()
+        decoder.userInfo[CatalogDocument.maxItemsKey] = limits.maxItems
+        let document: CatalogDocument
         do {
-            object = try JSONSerialization.jsonObject(with: checked.data, options: [])
+            document = try decoder.decode(CatalogDocument.self, from: checked.data)
+        } catch DecodingError.typeMismatch {
+            throw notACatalog
         } catch {
             throw FeedError(.malformed, "The JSON catalog is not valid JSON (\(shortReason(error))); it may be truncated.")
         }
-        guard let root = object as? [String: Any], let declared = root["offlinefs"] else {
-            throw FeedError(.unsupported, "The JSON document is not an offlinefs catalog (it has no \"offlinefs\": \(version) member).")
-        }
-        guard JSONField.int64(declared) == Int64(version) else {
+        guard let version = document.version else { throw notACatalog }
+        guard version.value == Double(Self.version) else {
             throw FeedError(
                 .unsupported,
-                "The catalog is offlinefs format version \(JSONField.string(declared) ?? "?"); this offlinefs reads version \(version).")
+                "The catalog is offlinefs format version \(version.text ?? version.value.map { String($0) } ?? "?"); this offlinefs reads version \(Self.version).")
         }
-        return root
+        return document
     }
+
+    private static let notACatalog = FeedError(
+        .unsupported, "The JSON document is not an offlinefs catalog (it has no \"offlinefs\": \(version) member).")
 
     private static func lookupTemplate(_ raw: String?, baseURL: URL, warnings: inout FeedWarnings) -> String? {
         guard let raw else { return nil }
@@ -94,9 +96,12 @@ enum JSONCatalogParser {
             .replacingOccurrences(of: placeholder, with: "{id}")
     }
 
-    /// Foundation's JSON errors carry a long debug description; keep the first sentence.
+    /// Foundation's decoding errors carry a long description; keep its core.
     private static func shortReason(_ error: any Error) -> String {
-        let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-        return String(text.prefix(160))
+        if case DecodingError.dataCorrupted(let context) = error {
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return String((underlying ?? context.debugDescription).prefix(160))
+        }
+        return String("\(error)".prefix(160))
     }
 }

@@ -57,34 +57,3 @@ enum JSONPreflight {
         return (false, invalid)
     }
 }
-
-/// Reading loosely typed values out of `JSONSerialization` output: catalogs are written by
-/// hand and by many tools, so `"size": "1234"` and numeric ids are accepted.
-enum JSONField {
-    static func string(_ value: Any?) -> String? {
-        switch value {
-        case let text as String: return text
-        case let number as NSNumber:
-            let double = number.doubleValue
-            if double.rounded() == double, abs(double) < 1e15 { return String(Int64(double)) }
-            return number.stringValue
-        default: return nil
-        }
-    }
-
-    static func double(_ value: Any?) -> Double? {
-        switch value {
-        case let text as String: return Double(FeedText.trimmed(text))
-        case let number as NSNumber: return number.doubleValue
-        default: return nil
-        }
-    }
-
-    static func int64(_ value: Any?) -> Int64? {
-        guard let double = double(value), double.rounded() == double, abs(double) < 9e18 else { return nil }
-        return Int64(double)
-    }
-
-    static func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
-    static func array(_ value: Any?) -> [Any]? { value as? [Any] }
-}
