@@ -24,6 +24,7 @@ protocol XMLFeedGrammar: AnyObject {
 /// It keeps text only for elements the grammar asks for, checks the deadline, and stops
 /// the parse on the first error a grammar throws.
 final class XMLFeedReader: NSObject, XMLParserDelegate {
+    static let maxDepth = 256
     private let grammar: any XMLFeedGrammar
     private let deadline: ContinuousClock.Instant
     private let maxStringBytes: Int
@@ -116,6 +117,11 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
         checkDeadline()
         depth += 1
         if depth == 1 { rootName = elementName }
+        // No real feed nests this deep; stop before anything else can grow with depth.
+        if depth > Self.maxDepth {
+            fail(FeedError(.tooDeep, "The XML feed nests elements more than \(Self.maxDepth) levels deep; offlinefs refuses it."))
+            return
+        }
         if depth <= 3, !attributes.isEmpty { learnPrefixes(attributes) }
         do throws(FeedError) {
             try grammar.start(name(elementName), attributes: attributes, depth: depth, reader: self)

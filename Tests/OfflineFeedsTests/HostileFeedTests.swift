@@ -162,4 +162,23 @@ import Testing
         #expect(FeedParser.detectKind(bytes) == .rss)
         #expect(try FeedParser.parse(bytes, baseURL: FeedFixtures.baseURL).title == "Ünïcode")
     }
+
+    @Test func deeplyNestedXMLIsTooDeep() throws {
+        let depth = 20_000
+        let xml = "<rss><channel>" + String(repeating: "<x>", count: depth) + String(repeating: "</x>", count: depth) + "</channel></rss>"
+        do {
+            _ = try FeedParser.parse(Data(xml.utf8), baseURL: FeedFixtures.baseURL)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .tooDeep)
+        }
+    }
+
+    @Test func hugeTextIsCutToTheLimit() throws {
+        let title = String(repeating: "x", count: 5_000_000)
+        let xml = "<rss><channel><title>\(title)</title></channel></rss>"
+        let feed = try FeedParser.parse(Data(xml.utf8), baseURL: FeedFixtures.baseURL, limits: FeedLimits(maxStringBytes: 1000))
+        #expect(feed.title?.utf8.count == 1000)
+        #expect(feed.warnings.contains("feed title cut to 1000 bytes"))
+    }
 }
