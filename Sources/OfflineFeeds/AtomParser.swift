@@ -19,7 +19,9 @@ final class AtomParser: XMLFeedGrammar {
         guard root == "feed" else {
             throw FeedError(.unsupported, "The document is XML but not an Atom feed (its root element is <\(reader.rootName ?? "none")>).")
         }
-        return grammar.channel.finish(kind: .atom, baseURL: baseURL, limits: limits, feed: grammar.feed)
+        var feed = grammar.feed
+        for note in reader.notes { feed.warnings.add(note) }
+        return grammar.channel.finish(kind: .atom, baseURL: baseURL, limits: limits, feed: feed)
     }
 
     private init(baseURL: URL, limits: FeedLimits) {

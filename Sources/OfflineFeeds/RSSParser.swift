@@ -21,7 +21,9 @@ final class RSSParser: XMLFeedGrammar {
         guard root == "rss" || root == "RDF" else {
             throw FeedError(.unsupported, "The document is XML but not an RSS feed (its root element is <\(reader.rootName ?? "none")>).")
         }
-        return grammar.channel.finish(kind: .rss, baseURL: baseURL, limits: limits, feed: grammar.feed)
+        var feed = grammar.feed
+        for note in reader.notes { feed.warnings.add(note) }
+        return grammar.channel.finish(kind: .rss, baseURL: baseURL, limits: limits, feed: feed)
     }
 
     private init(baseURL: URL, limits: FeedLimits) {

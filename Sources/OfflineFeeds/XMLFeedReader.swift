@@ -25,6 +25,9 @@ protocol XMLFeedGrammar: AnyObject {
 /// the parse on the first error a grammar throws.
 final class XMLFeedReader: NSObject, XMLParserDelegate {
     static let maxDepth = 256
+    /// libxml2's XML_NS_ERR_* codes and XML_ERR_DOCUMENT_END.
+    private static let namespaceErrors = 200..<210
+    private static let extraContentError = 5
     private let grammar: any XMLFeedGrammar
     private let deadline: ContinuousClock.Instant
     private let maxStringBytes: Int
@@ -35,6 +38,10 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
     private var text = ""
     private var textOverflow = false
     private(set) var rootName: String?
+    /// True once the root element's end tag was read.
+    private var rootClosed = false
+    /// Tolerated problems, for the feed's warnings.
+    private(set) var notes: [String] = []
     private(set) var failure: FeedError?
     private weak var parser: XMLParser?
 
@@ -59,6 +66,16 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
         // libxml2 reports some fatal errors (a truncated document) with parse() == true.
         if !finished || parser.parserError != nil {
             let code = (parser.parserError as NSError?)?.code ?? 0
+            // Namespace errors (an undeclared `media:` prefix, common in real feeds) do not
+            // stop libxml2, and junk after a complete root element loses nothing.
+            if Self.namespaceErrors.contains(code) && rootClosed {
+                notes.append("the feed uses XML namespace prefixes it does not declare")
+                return
+            }
+            if code == Self.extraContentError && rootClosed {
+                notes.append("content after the end of the feed document was ignored")
+                return
+            }
             throw FeedError(
                 .malformed,
                 "The \(what) is not well-formed XML (error \(code) at line \(parser.lineNumber), column \(parser.columnNumber)); it may be truncated.")
@@ -144,6 +161,7 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
             fail(error)
         }
         depth -= 1
+        if depth == 0 { rootClosed = true }
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {

@@ -181,4 +181,18 @@ import Testing
         #expect(feed.title?.utf8.count == 1000)
         #expect(feed.warnings.contains("feed title cut to 1000 bytes"))
     }
+
+    @Test func undeclaredPrefixesAndTrailingJunkAreTolerated() throws {
+        let undeclared = #"<rss><channel><item><guid>a</guid><media:content url="https://x.example/a.mp4" type="video/mp4"/>"#
+            + #"<itunes:duration>5</itunes:duration></item></channel></rss>"#
+        let feed = try FeedParser.parse(Data(undeclared.utf8), baseURL: FeedFixtures.baseURL)
+        #expect(feed.items.map(\.mediaURL) == ["https://x.example/a.mp4"])
+        #expect(feed.items.first?.duration == 5)
+        #expect(feed.warnings.contains { $0.contains("does not declare") })
+
+        let junk = #"<rss><channel><item><guid>a</guid><enclosure url="https://x.example/a.mp3"/></item></channel></rss><junk/>"#
+        let tolerated = try FeedParser.parse(Data(junk.utf8), baseURL: FeedFixtures.baseURL)
+        #expect(tolerated.items.count == 1)
+        #expect(tolerated.warnings.contains { $0.contains("after the end") })
+    }
 }
