@@ -67,8 +67,8 @@ struct ItemDraft {
         }
     }
 
-    /// Builds the item, or returns why it was skipped. `what` names the media element in
-    /// warnings (`enclosure`).
+    /// Adds the finished item to `feed`, or records why it was skipped: the first
+    /// candidate media URL that passes the URL policy wins.
     func finish(baseURL: URL, limits: FeedLimits, into feed: inout FeedAssembler) throws(FeedError) {
         let limit = limits.maxStringBytes
         var cut = false

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Checks a JSON document before `JSONSerialization` sees it: nesting depth (so 100 levels
+/// Checks a JSON document before `JSONDecoder` sees it: nesting depth (so 100 levels
 /// fail fast with `tooDeep` instead of recursing), and UTF-8 validity (invalid sequences
 /// become U+FFFD instead of failing the whole catalog). One linear pass over the bytes.
 enum JSONPreflight {
