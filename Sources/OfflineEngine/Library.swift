@@ -2,6 +2,13 @@ import Foundation
 import OfflineHTTP
 import OfflineStore
 
+/// A policy's current value as the CLI and the control file show it.
+public struct PolicyValue: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public var isDefault: Bool
+}
+
 /// One library folder: its store and the operations every front end (CLI, mount) shares.
 public final class Library: Sendable {
     public let folder: URL
@@ -56,11 +63,15 @@ public final class Library: Sendable {
 
     // MARK: - Policies
 
-    public func setPolicy(_ name: String, _ value: String) throws {
+    /// Sets a policy from the user's words (`20G`, `01:00-06:00`, `default`); returns the
+    /// canonical value stored.
+    @discardableResult
+    public func setPolicy(_ name: String, _ value: String) throws -> String {
         try store.setPolicy(name: name, value: value)
     }
 
+    /// Every policy with its value, in a stable order.
     public func policies() throws -> [PolicyValue] {
-        try store.allPolicies()
+        try store.allPolicies().map { PolicyValue(name: $0.name, value: $0.value, isDefault: $0.isDefault) }
     }
 }

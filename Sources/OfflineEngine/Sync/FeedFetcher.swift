@@ -1,4 +1,5 @@
 import Foundation
+import OfflineFeeds
 import OfflineHTTP
 
 /// A sync failure, with the sentence stored as the source's sync error.
