@@ -1,0 +1,69 @@
+import OfflineHTTP
+
+/// Which file of an item a byte range belongs to. The media file is "media"; later,
+/// "thumbnail", "subtitle.<lang>" and HLS segment files. Used as a file name in the cache.
+public typealias CacheFileKey = String
+
+/// Why bytes could not be had.
+public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The origin could not be reached, or the bound passed first.
+        case unavailable
+        /// The caller's deadline passed before the bytes arrived.
+        case timedOut
+        /// The origin answered with an error status or inconsistent bytes.
+        case originError
+        /// The item is unknown or has no media URL.
+        case noSuchItem
+        /// Writing the cache failed (disk full, I/O error).
+        case cacheWriteFailed
+        /// The caller cancelled (e.g. a FUSE interrupt).
+        case cancelled
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// A request for bytes that may be cancelled before it completes.
+public protocol FetchTicket: Sendable {
+    /// Stops waiting; the completion is called with `.cancelled` unless it already ran.
+    func cancel()
+}
+
+/// How a front end (the FUSE mount, a reader in the CLI) gets bytes of an item file:
+/// from the cache file when present, else fetched from the origin into the cache file.
+///
+/// The front end reads the bytes itself from `cacheFilePath` once told they are there,
+/// so cached reads cost a `pread` (or a splice) and nothing more. Implementations never
+/// block the caller: FUSE threads must not wait on the network.
+public protocol ItemByteSource: Sendable {
+    /// The sparse cache file that holds (or will hold) the file's bytes.
+    func cacheFilePath(itemID: Int64, file: CacheFileKey) -> String
+
+    /// True when every byte of `range` can be read from the cache file now. Fast (memory only).
+    func isAvailable(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool
+
+    /// Calls `completion` once `range` can be read from the cache file (possibly before the
+    /// bytes are flushed to disk), or with an error when they cannot be had by `deadline`.
+    /// `readAhead` asks for that many further bytes to be fetched in the same transfer
+    /// (sequential readers). `completion` runs on an engine thread, exactly once.
+    @discardableResult
+    func whenAvailable(
+        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
+        deadline: ContinuousClock.Instant,
+        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
+    ) -> any FetchTicket
+
+    /// A reader opened / closed the item: an open item is locked against eviction, and its
+    /// first read past the first 2 MiB starts a play-duration licence clock.
+    func readerOpened(itemID: Int64)
+    func readerClosed(itemID: Int64)
+}
