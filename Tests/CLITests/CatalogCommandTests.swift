@@ -1,0 +1,125 @@
+import Foundation
+import OfflineTestSupport
+import Testing
+
+@Suite("offlinefs source / sync / ls / set / get, as a user runs them")
+struct CatalogCommandTests {
+    private func podcast(_ origin: TestOrigin) -> String {
+        """
+        <rss version="2.0"><channel><title>Night Owls</title>
+        <item><title>Owls at Dusk</title><guid>owl-1</guid><category>Nature</category>
+        <enclosure url="\(origin.url("/owl-1.mp3"))" length="1048576" type="audio/mpeg"/></item>
+        <item><title>Bats</title><guid>owl-2</guid>
+        <enclosure url="\(origin.url("/owl-2.mp3"))" length="2048" type="audio/mpeg"/></item>
+        </channel></rss>
+        """
+    }
+
+    @Test func addSyncAndListAFeed() throws {
+        // Given a podcast feed on a real HTTP origin
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let url = origin.serveFeed(path: "/owls.rss", xml: podcast(origin))
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+
+        // When the user adds it, syncs and lists
+        let add = try cli.run("source", "add", "owls", url)
+        let sync = try cli.run("sync")
+        let list = try cli.run("ls")
+
+        // Then each step succeeds and the listing shows titles, sizes and categories
+        #expect(add.status == 0, "\(add.stderr)")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("owls: 2 added"), "\(sync.stdout)")
+        #expect(list.status == 0)
+        #expect(list.stdout.contains("Owls at Dusk [owl-1].mp3"), "\(list.stdout)")
+        #expect(list.stdout.contains("1.0 MiB"))
+        #expect(list.stdout.contains("Nature"))
+
+        // And a second sync is a cheap conditional request
+        let again = try cli.run("sync", "owls")
+        #expect(again.stdout.contains("owls: not modified"), "\(again.stdout)")
+    }
+
+    @Test func lsJSONHasTheDesignsFields() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let url = origin.serveFeed(path: "/owls.rss", xml: podcast(origin))
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        try cli.run("source", "add", "owls", url)
+        try cli.run("sync")
+
+        let output = try cli.run("ls", "--json", "--source", "owls")
+
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]])
+        #expect(items.count == 2)
+        let required = ["id", "source", "contentId", "title", "fileName", "path", "type", "state", "size",
+                        "bytes", "progress", "licence", "licenceExpires", "categories"]
+        for item in items {
+            for key in required { #expect(item[key] != nil, "missing \(key)") }
+        }
+        let first = try #require(items.first { $0["contentId"] as? String == "owl-1" })
+        #expect(first["path"] as? String == "sources/owls/Owls at Dusk [owl-1].mp3")
+        #expect(first["state"] as? String == "discovered")
+        #expect(first["licence"] as? String == "none")
+        #expect(first["licenceExpires"] as? String == "never")
+    }
+
+    @Test func libraryFlagWinsOverTheEnvironment() throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-flag-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: other) }
+
+        try cli.run("source", "add", "a", "http://127.0.0.1:9/feed.rss", "--library", other.path)
+
+        #expect(FileManager.default.fileExists(atPath: other.appendingPathComponent("library.sqlite").path))
+        #expect(try cli.run("source", "list").stdout.contains("127.0.0.1:9") == false)
+    }
+
+    @Test func policiesCanBeSetAndRead() throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+
+        let set = try cli.run("set", "cache-limit", "20G")
+        let get = try cli.run("get", "cache-limit")
+        let bad = try cli.run("set", "cache-limit", "lots")
+        let unknown = try cli.run("get", "colour")
+
+        #expect(set.status == 0)
+        #expect(get.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "20GiB")
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("cache-limit"), "\(bad.stderr)")
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("unknown policy"), "\(unknown.stderr)")
+    }
+
+    @Test func mistakesGiveAClearErrorAndANonZeroStatus() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+
+        let badURL = try cli.run("source", "add", "x", "ftp://example.com/feed")
+        try cli.run("source", "add", "gone", origin.url("/missing.rss"))
+        let failedSync = try cli.run("sync")
+        let duplicate = try cli.run("source", "add", "gone", origin.url("/other.rss"))
+        let badState = try cli.run("ls", "--state", "sleeping")
+        let unknownSource = try cli.run("sync", "nobody")
+
+        #expect(badURL.status != 0 && badURL.stderr.contains("http"), "\(badURL.stderr)")
+        #expect(failedSync.status == 1 && failedSync.stdout.contains("HTTP 404"), "\(failedSync.stdout)")
+        #expect(duplicate.status != 0 && duplicate.stderr.contains("gone"), "\(duplicate.stderr)")
+        #expect(badState.status != 0 && badState.stderr.contains("unknown state"), "\(badState.stderr)")
+        #expect(unknownSource.status != 0 && unknownSource.stderr.contains("nobody"), "\(unknownSource.stderr)")
+        #expect(try cli.run("source", "list").stdout.contains("HTTP 404"), "the error stays on the source")
+    }
+
+    @Test func versionIsPrinted() throws {
+        let output = try CLIRunner().run("--version")
+        #expect(output.status == 0)
+        #expect(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+    }
+}
