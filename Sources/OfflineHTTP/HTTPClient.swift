@@ -41,6 +41,15 @@ public struct HTTPClient: Sendable {
                 do {
                     let transfer = try CurlTransfer(requests[index], userAgent: userAgent)
                     let pending = Pending(index: index, transfer: transfer)
+                    transfer.onHead = { _, headers in
+                        // Size the buffer once: growing a 50 MB feed by doubling would
+                        // briefly hold twice its size.
+                        if let length = headers["content-length"].flatMap({ Int($0) }), length > 0,
+                           length <= requests[index].maxBodyBytes.map({ Int($0) }) ?? Int.max {
+                            pending.body.reserveCapacity(length)
+                        }
+                        return true
+                    }
                     transfer.onBody = { bytes in
                         pending.body.append(contentsOf: bytes)
                         return true

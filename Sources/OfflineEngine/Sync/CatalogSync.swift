@@ -46,17 +46,20 @@ public struct CatalogSync: Sendable {
             etag: trusted ? source.etag : nil,
             lastModified: trusted ? source.lastModified : nil)
         report.pagesFetched = 1
-        guard case .document(let firstDocument) = first else {
+        guard case .document(var firstDocument) = first else {
             try record { try store.recordSync(sourceID: source.id, etag: source.etag, lastModified: source.lastModified, error: nil, at: now()) }
             return .notModified
         }
 
-        let feed = try parse(firstDocument, kindHint: source.kind.flatMap { OfflineFeeds.FeedKind(rawValue: $0.rawValue) })
+        var feed = try parse(firstDocument, kindHint: source.kind.flatMap { OfflineFeeds.FeedKind(rawValue: $0.rawValue) })
+        firstDocument.body = Data()  // peak memory: the document is not needed once parsed
         var items = feed.items
+        feed.items = []
         report.warnings = feed.warnings
         try followPages(from: feed, fetcher: fetcher, items: &items, report: &report)
 
-        let entries = try entriesWithSizes(items, source: source, policy: fetcher.destinationPolicy, report: &report)
+        let entries = try entriesWithSizes(consuming: &items, source: source, policy: fetcher.destinationPolicy,
+                                           report: &report)
         let merge = try record {
             try store.mergeCatalog(sourceID: source.id, title: feed.title, entries: entries, isComplete: true, now: now())
         }
@@ -106,9 +109,10 @@ public struct CatalogSync: Sendable {
 
     /// Catalog entries with sizes: the feed's, else the one a previous sync found,
     /// else a HEAD request's.
-    private func entriesWithSizes(_ items: [FeedItem], source: Source, policy: DestinationPolicy,
+    private func entriesWithSizes(consuming items: inout [FeedItem], source: Source, policy: DestinationPolicy,
                                   report: inout SyncReport) throws(SyncFailure) -> [CatalogEntry] {
         var entries = items.map(CatalogEntry.init)
+        items = []
         let unsized = entries.indices.filter { entries[$0].size == nil }
         guard !unsized.isEmpty else { return entries }
         let known = try record {
