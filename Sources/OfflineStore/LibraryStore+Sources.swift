@@ -95,6 +95,17 @@ extension LibraryStore {
         }
     }
 
+    /// Points a source at another feed URL, keeping its items; the old validators no longer
+    /// apply, so the next sync fetches the whole feed.
+    /// - Throws: `.unknownSource`.
+    public func setFeedURL(name: String, _ feedURL: String) throws {
+        try write { db in
+            let source = try Self.requireSource(db, name: name)
+            try db.execute(sql: "UPDATE source SET feedURL = ?, etag = NULL, lastModified = NULL WHERE id = ?",
+                           arguments: [feedURL, source.id])
+        }
+    }
+
     /// Stores the feed format detected at sync.
     public func setSourceKind(sourceID: Int64, _ kind: FeedKind) throws {
         try write { db in

@@ -64,6 +64,9 @@ public struct CatalogSync: Sendable {
             try store.mergeCatalog(sourceID: source.id, title: feed.title, entries: entries, isComplete: true, now: now())
         }
         try record {
+            if let kind = OfflineStore.FeedKind(rawValue: feed.kind.rawValue), kind != source.kind {
+                try store.setSourceKind(sourceID: source.id, kind)
+            }
             try store.recordSync(sourceID: source.id, etag: firstDocument.etag,
                                  lastModified: firstDocument.lastModified, error: nil, at: now())
         }

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import OfflineEngine
+import OfflineStore
+import OfflineTestSupport
+
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Try offlinefs on a bundled sample library served from this machine.",
+        discussion: """
+            Starts a local origin (127.0.0.1) serving a sample JSON catalog and a podcast feed, \
+            adds them to a throw-away library (or --library DIR) and syncs them.
+            Example: offlinefs demo /tmp/offlinefs-demo
+            """)
+
+    @Argument(help: "Where the demo library will be mounted.") var mountpoint: String
+    @Option(help: ArgumentHelp("Keep the demo library in this folder (default: a throw-away folder).", valueName: "dir"))
+    var library: String?
+
+    func run() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let folder = library.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-demo-\(getpid())")
+        defer { if library == nil { try? FileManager.default.removeItem(at: folder) } }
+        let demo = try Library(folder: folder)
+
+        for (name, url) in DemoCatalog.serve(on: origin) {
+            // The origin's port changes every run: point an existing demo source at it again.
+            if try demo.store.source(named: name) != nil {
+                try demo.store.setFeedURL(name: name, url)
+            } else {
+                try demo.addSource(name: name, feedURL: url)
+            }
+        }
+        for report in try demo.sync() { print(report.summary) }
+        print("")
+        var table = TextTable(["STATE", "SIZE", "PATH", "CATEGORIES"])
+        for item in try demo.items() {
+            table.add([item.state, item.size.map(formatBytes) ?? "?", item.path, item.categories.joined(separator: ", ")])
+        }
+        print(table.render(), terminator: "")
+        print("\nThe FUSE mount at \(mountpoint) is not built yet; this demo stops after listing the library.")
+    }
+}
