@@ -99,7 +99,7 @@ public struct TreeBuilder {
     /// The media file, then `<stem>-thumb.jpg` and `<stem>.<lang>.<vtt|srt>` when the catalog
     /// has them. A side file whose name would pass 255 bytes or whose language tag is not a
     /// plain tag is left out (feeds are untrusted: the tag becomes part of a name).
-    static func files(of item: Item, fileName: String) -> [TreeItemFile] {
+    public static func files(of item: Item, fileName: String) -> [TreeItemFile] {
         var files = [TreeItemFile(name: FileName(fileName), key: "media")]
         let stem = fileName.lastIndex(of: ".").map { String(fileName[..<$0]) } ?? fileName
         func add(_ name: String, key: String) {

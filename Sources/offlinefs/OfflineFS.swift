@@ -17,6 +17,7 @@ struct OfflineFS: ParsableCommand {
         subcommands: [
             SourceCommand.self, SyncCommand.self, ListCommand.self,
             SetCommand.self, GetCommand.self,
+            MountCommand.self, UnmountCommand.self,
         ]
     )
 }
