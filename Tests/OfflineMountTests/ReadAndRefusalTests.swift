@@ -197,6 +197,12 @@ struct ReadAndRefusalTests {
         try fixture.library.store.close()
         let chown = try ChildProcess.run(["chown", "-R", "65534:65534", fixture.libraryPath, fixture.mountpoint])
         #expect(chown.status == 0)
+        // Debian's udev rule makes /dev/fuse 0666 so users can mount; some containers leave
+        // it 0600. Give it Debian's mode for this test and put the old one back.
+        var device = stat()
+        #expect(stat("/dev/fuse", &device) == 0)
+        if device.st_mode & 0o006 != 0o006 { chmod("/dev/fuse", 0o666) }
+        defer { chmod("/dev/fuse", device.st_mode & 0o7777) }
         let user = MountedLibrary.asUser(65534)
         try withMount(fixture, prefix: user) { (mount: MountedLibrary) throws in
             let ls = try mount.run(["ls", "-ln", "--time-style=+%s", fixture.path("sources/acme")])
