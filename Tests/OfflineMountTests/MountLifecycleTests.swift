@@ -178,3 +178,26 @@ func waitUntil(seconds: Double = 10, _ condition: () throws -> Bool) -> Bool {
     } while Date() < end
     return false
 }
+
+/// HARDENING test 5: a 100,000-item folder lists without error, from the in-memory tree.
+@Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct LargeListingTests {
+    @Test func aHundredThousandItemsListWithoutError() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("many")
+        let entries = (0..<100_000).map { index in
+            CatalogEntry(contentID: "id-\(index)", title: "Episode \(index) with a reasonably long title", type: .video,
+                         mediaURL: "http://127.0.0.1:1/\(index).mp4", size: Int64(index), mimeType: "video/mp4")
+        }
+        _ = try fixture.store.mergeCatalog(sourceID: source.id, title: nil, entries: entries, isComplete: true, now: Date())
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            let start = ContinuousClock.now
+            let ls = try mount.run(["ls", "-l", fixture.path("sources/many")], deadline: 120)
+            let elapsed = ContinuousClock.now - start
+            #expect(ls.status == 0, "\(ls.stderr)")
+            #expect(ls.stdout.split(separator: "\n").count == 100_001)  // "total" and one line per item
+            print("ls -l of 100,000 items: \(elapsed)")
+        }
+    }
+}
