@@ -6,6 +6,7 @@ import Testing
 
 /// The tree through a real mount (`offlinefs mount -f` as a child process): listings,
 /// attributes and inodes (DESIGN §2; HARDENING tests 1, 5).
+extension RealMounts {
 @Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
 struct MountLifecycleTests {
@@ -142,6 +143,7 @@ struct MountLifecycleTests {
         #expect(!MountTable.isMounted(fixture.mountpoint))
     }
 }
+}
 
 // MARK: - Helpers
 
@@ -180,6 +182,7 @@ func waitUntil(seconds: Double = 10, _ condition: () throws -> Bool) -> Bool {
 }
 
 /// HARDENING test 5: a 100,000-item folder lists without error, from the in-memory tree.
+extension RealMounts {
 @Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
 struct LargeListingTests {
@@ -200,4 +203,5 @@ struct LargeListingTests {
             print("ls -l of 100,000 items: \(elapsed)")
         }
     }
+}
 }

@@ -6,6 +6,7 @@ import Testing
 
 /// Reads of cached items, refused writes, eviction by `rm`, licences, hostile names, the
 /// origin offline and an unprivileged user (HARDENING tests 3, 4, 6, 7, 13).
+extension RealMounts {
 @Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
 struct ReadAndRefusalTests {
@@ -225,6 +226,7 @@ struct ReadAndRefusalTests {
         try fixture.reopen()
         #expect(try fixture.store.presentRanges(itemID: library.items["ep-002"]!.id, file: "media").isEmpty)
     }
+}
 }
 
 /// Random `pread` and `mmap` reads of `path` compared with `expected`; `fstat` size equals
