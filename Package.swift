@@ -114,6 +114,10 @@ let package = Package(
         ),
         .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -16,7 +16,8 @@ struct OfflineFS: ParsableCommand {
         version: OfflineVersion.string,
         subcommands: [
             SourceCommand.self, SyncCommand.self, ListCommand.self,
-            SetCommand.self, GetCommand.self, DemoCommand.self,
+            SetCommand.self, GetCommand.self,
+            MountCommand.self, UnmountCommand.self, DemoCommand.self,
         ]
     )
 }

@@ -1,0 +1,223 @@
+import Dispatch
+import Foundation
+import Logging
+import OfflineEngine
+import OfflineFUSE
+// Only for `ByteRange`, the value type `ItemByteSource` speaks; the mount makes no HTTP calls.
+import OfflineHTTP
+import OfflineStore
+import Synchronization
+
+// Lock order: `table` is a leaf; `OpenFile`'s locks are leaves; no lock is held while calling
+// the byte source, the store or a reply.
+
+/// The read path: open files, and reads answered from the cache file (spliced) or, for
+/// missing bytes, from the thread that completes the engine's fetch, or `EIO` once the read
+/// bound passes. Holds no download logic: it only asks `ItemByteSource`.
+final class ItemReader: Sendable {
+    private let byteSource: any ItemByteSource
+    private let store: LibraryStore
+    private let actions: any MountActions
+    private let errnos: ErrnoTable
+    private let readTimeout: Duration
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+
+    private struct Table {
+        var files: [UInt64: OpenFile] = [:]
+        var nextHandle: UInt64 = 1
+        /// Open handles of each item's media: an open item is locked against eviction.
+        var openMedia: [Int64: Int] = [:]
+        /// Items `rm`ed while open: evicted at the last close, as unlink waits for it.
+        var pendingEvictions: Set<Int64> = []
+    }
+    private let table = Mutex(Table())  // protected: the open-file table
+
+    init(byteSource: any ItemByteSource, store: LibraryStore, actions: any MountActions, errnos: ErrnoTable,
+         readTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger) {
+        self.byteSource = byteSource
+        self.store = store
+        self.actions = actions
+        self.errnos = errnos
+        self.readTimeout = readTimeout
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: - Open and close
+
+    /// Opens file `fileNumber` of `item` for reading (writes were refused before).
+    func open(item: TreeItem, fileNumber: Int, file: FileInfo) -> Result<FileInfo, Errno> {
+        let entry = item.files[fileNumber]
+        var answer = file
+        let size: Int64?
+        if entry.isMedia {
+            do {
+                if let expiry = try store.licence(itemID: item.id)?.expiresAt, expiry <= clock() {
+                    return .failure(.keyExpired)
+                }
+            } catch {
+                return .failure(errnos.errno(for: error, during: "open"))
+            }
+            size = Int64(item.size)
+            // A cached item's bytes never change: keep the kernel's pages across opens
+            // (invalidated by a notification when the item is evicted or changes).
+            answer.keepCache = item.state == .cached
+        } else {
+            size = sideFileSize(itemID: item.id, key: entry.key)
+            answer.directIO = size == nil
+        }
+        let open = OpenFile(itemID: item.id, fileNumber: fileNumber, key: entry.key, size: size,
+                            path: byteSource.cacheFilePath(itemID: item.id, file: entry.key))
+        answer.handle = table.withLock { table in
+            defer { table.nextHandle += 1 }
+            table.files[table.nextHandle] = open
+            if entry.isMedia { table.openMedia[item.id, default: 0] += 1 }
+            return table.nextHandle
+        }
+        if entry.isMedia { byteSource.readerOpened(itemID: item.id) }
+        return .success(answer)
+    }
+
+    /// The last close of a handle; runs an eviction that waited for it.
+    func release(handle: UInt64) {
+        let (closed, evict) = table.withLock { table -> (OpenFile?, Bool) in
+            guard let file = table.files.removeValue(forKey: handle) else { return (nil, false) }
+            guard file.fileNumber == 0 else { return (file, false) }
+            let left = (table.openMedia[file.itemID] ?? 1) - 1
+            table.openMedia[file.itemID] = left > 0 ? left : nil
+            return (file, left == 0 && table.pendingEvictions.remove(file.itemID) != nil)
+        }
+        guard let closed, closed.fileNumber == 0 else { return }
+        byteSource.readerClosed(itemID: closed.itemID)
+        if evict { runEviction(closed.itemID) }
+    }
+
+    /// `rm` of an item file: evicts now, or at the last close when the item is open.
+    func evict(itemID: Int64) -> Result<Void, Errno> {
+        let deferred = table.withLock { table -> Bool in
+            guard table.openMedia[itemID] != nil else { return false }
+            table.pendingEvictions.insert(itemID)
+            return true
+        }
+        if deferred { return .success(()) }
+        do {
+            try actions.evict(itemID: itemID)
+            return .success(())
+        } catch {
+            return .failure(errnos.errno(for: error, during: "unlink"))
+        }
+    }
+
+    private func runEviction(_ itemID: Int64) {
+        do {
+            try actions.evict(itemID: itemID)
+        } catch {
+            logger.error("evicting item \(itemID) after its last close failed: \(error)")
+        }
+    }
+
+    func openFile(_ handle: UInt64) -> OpenFile? {
+        table.withLock { $0.files[handle] }
+    }
+
+    /// A side file's size once it is wholly in the cache, else `nil`.
+    func sideFileSize(itemID: Int64, key: CacheFileKey) -> Int64? {
+        var info = stat()
+        guard stat(byteSource.cacheFilePath(itemID: itemID, file: key), &info) == 0, info.st_size > 0,
+              byteSource.isAvailable(itemID: itemID, file: key, range: ByteRange(0, Int64(info.st_size))) else { return nil }
+        return Int64(info.st_size)
+    }
+
+    // MARK: - Read
+
+    func read(_ file: OpenFile, size: Int, offset: Int64, reply: Reply<ReadData>) {
+        let wanted = offset + Int64(size)
+        let end = file.size.map { min(wanted, $0) } ?? wanted
+        guard offset < end else {
+            reply.succeed(bytes: [])
+            return
+        }
+        let range = ByteRange(offset, end)
+        let readAhead = file.readAhead(offset: offset, end: end)
+        if byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) {
+            answer(file, range, reply)
+            return
+        }
+
+        // Missing bytes: register the interrupt first (the binding's rule), then ask the
+        // engine; whichever of completion, interrupt and the backstop timer comes first answers.
+        let ticket = TicketBox()
+        reply.request.onInterrupt {
+            ticket.cancel()
+            reply.fail(.interrupted)
+        }
+        let deadline = ContinuousClock.now + readTimeout
+        ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
+                                            deadline: deadline) { [self] result in
+            switch result {
+            case .success: answer(file, range, reply)
+            case .failure(let error): reply.fail(errnos.errno(for: error))
+            }
+        })
+        guard !reply.isAnswered else { return }
+        // The engine promises an answer by the deadline; a request must never hang even if it
+        // does not keep that promise.
+        let backstop = readTimeout + .milliseconds(500)
+        let (seconds, attoseconds) = backstop.components
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18) { [logger] in
+            guard !reply.isAnswered else { return }
+            ticket.cancel()
+            reply.fail(.ioError)
+            logger.warning("read of item \(file.itemID) \(range) not answered by the engine within the bound; answered EIO")
+        }
+    }
+
+    /// Answers from the cache file: spliced when the size is known (a page-cache read must be
+    /// answered in full), else copied, short at the end (`direct_io`).
+    private func answer(_ file: OpenFile, _ range: ByteRange, _ reply: Reply<ReadData>) {
+        guard let fd = file.cacheDescriptor() else {
+            reply.fail(errnos.errno(for: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO),
+                                    during: "read (opening the cache file \(file.path))"))
+            return
+        }
+        if file.size != nil {
+            withExtendedLifetime(file) { reply.succeed(descriptor: fd, offset: range.start, count: Int(range.count)) }
+            return
+        }
+        var buffer = [UInt8](repeating: 0, count: Int(range.count))
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(range.start)) }
+        guard count >= 0 else {
+            reply.fail(Errno(errno))
+            return
+        }
+        buffer.removeLast(buffer.count - count)
+        reply.succeed(bytes: buffer)
+    }
+}
+
+/// The fetch a waiting read holds, cancellable from the interrupt handler or the backstop
+/// even before `whenAvailable` has returned it.
+private final class TicketBox: Sendable {
+    private struct State {
+        var ticket: (any FetchTicket)?
+        var cancelled = false
+    }
+    private let state = Mutex(State())  // leaf lock
+
+    func set(_ ticket: any FetchTicket) {
+        let cancelNow = state.withLock { state -> Bool in
+            state.ticket = ticket
+            return state.cancelled
+        }
+        if cancelNow { ticket.cancel() }
+    }
+
+    func cancel() {
+        let ticket = state.withLock { state -> (any FetchTicket)? in
+            state.cancelled = true
+            return state.ticket
+        }
+        ticket?.cancel()
+    }
+}

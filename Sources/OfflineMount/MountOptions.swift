@@ -1,0 +1,90 @@
+/// The `-o` options of `offlinefs mount`, split into offlinefs's own settings and the options
+/// handed to libfuse.
+///
+/// Always on: `default_permissions` (the kernel checks modes and owners, so a normal user's
+/// `rm` and `setfattr` reach the filesystem, which then decides), `nosuid`, `nodev`,
+/// `fsname=offlinefs`, `subtype=offlinefs`. `allow_other` only when asked (it needs
+/// `user_allow_other` in `/etc/fuse.conf` for a non-root user). `auto_unmount` is on unless
+/// `noauto_unmount` is given: a `kill -9` of the daemon then releases the mount instead of
+/// leaving "Transport endpoint is not connected".
+public struct MountOptions: Hashable, Sendable {
+    /// How long a read waits for missing bytes before failing with `EIO` (`read-timeout=30s`).
+    public var readTimeout: Duration = .seconds(30)
+    /// How often the tree is checked against the store (`refresh=1s`).
+    public var refreshInterval: Duration = .seconds(1)
+    public var allowOther = false
+    public var autoUnmount = true
+    /// libfuse's `debug`: every request logged on stderr.
+    public var debug = false
+    /// Options passed to libfuse as given (`max_read=N`, …); libfuse rejects unknown ones.
+    public var passThrough: [String] = []
+
+    public init() {}
+
+    /// What went wrong in an `-o` list, with a sentence for the user.
+    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Parses comma-separated option lists (each `-o` argument is one list).
+    public static func parse(_ lists: [String]) throws(ParseError) -> MountOptions {
+        var options = MountOptions()
+        for option in lists.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: true) }) {
+            let parts = option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).trimmed
+            let value = parts.count > 1 ? String(parts[1]).trimmed : nil
+            switch name {
+            case "read-timeout", "read_timeout":
+                options.readTimeout = try duration(name, value)
+            case "refresh":
+                options.refreshInterval = try duration(name, value)
+            case "allow_other":
+                options.allowOther = true
+            case "auto_unmount":
+                options.autoUnmount = true
+            case "noauto_unmount":
+                options.autoUnmount = false
+            case "debug":
+                options.debug = true
+            // Fixed by offlinefs: repeating them is harmless, changing them is refused.
+            case "default_permissions", "nosuid", "nodev", "ro":
+                continue
+            case "fsname", "subtype", "suid", "dev", "allow_root", "rw":
+                throw ParseError(description: "mount option '\(option)' is not allowed: offlinefs sets it")
+            default:
+                options.passThrough.append(String(option))
+            }
+        }
+        return options
+    }
+
+    /// The option list for `FUSESession`.
+    public var fuseOptions: [String] {
+        var list = ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs"]
+        if allowOther { list.append("allow_other") }
+        if autoUnmount { list.append("auto_unmount") }
+        if debug { list.append("debug") }
+        return list + passThrough
+    }
+
+    /// `30`, `30s`, `500ms`, `2m`; more than 0.
+    static func duration(_ name: String, _ value: String?) throws(ParseError) -> Duration {
+        guard let value, !value.isEmpty else { throw ParseError(description: "mount option '\(name)' needs a value, e.g. \(name)=30s") }
+        let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("", 1)]
+        for unit in units where value.hasSuffix(unit.suffix) {
+            guard let number = Double(value.dropLast(unit.suffix.count)), number > 0, number.isFinite,
+                  number * unit.seconds <= 86_400 else { continue }
+            return .milliseconds(Int64((number * unit.seconds * 1000).rounded()))
+        }
+        throw ParseError(description: "mount option '\(name)=\(value)': expected a duration such as 30s, 500ms or 2m")
+    }
+}
+
+extension String {
+    fileprivate var trimmed: String {
+        var sub = Substring(self)
+        while sub.first == " " { sub = sub.dropFirst() }
+        while sub.last == " " { sub = sub.dropLast() }
+        return String(sub)
+    }
+}

@@ -1,0 +1,91 @@
+import Dispatch
+import Foundation
+import Logging
+import OfflineFUSE
+import OfflineStore
+import Synchronization
+
+// Lock order: `building` → `current`. `current` is a leaf held only to swap or read a pointer.
+
+/// The tree the mount serves: the current `TreeSnapshot`, rebuilt from the store when its
+/// `changeToken()` moves (checked every `refreshInterval` on a thread of its own, and at once
+/// after the mount itself changed the store), so no request queries the store for a listing.
+public final class MountTree: Sendable {
+    private let store: LibraryStore
+    private let uid: UInt32, gid: UInt32
+    private let folderTime: Timestamp
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+    private let current: Mutex<TreeSnapshot>  // protected: the snapshot requests read
+    private let building = Mutex<StoreChangeToken?>(nil)  // protected: one build at a time; the token it was built at
+    private let stopSignal = DispatchSemaphore(value: 0)
+    private let stopped = Atomic<Bool>(false)
+    private let threadDone = DispatchSemaphore(value: 0)
+    private let threadStarted = Atomic<Bool>(false)
+
+    public init(store: LibraryStore, uid: UInt32, gid: UInt32, clock: @escaping @Sendable () -> Date, logger: Logger) {
+        self.store = store
+        self.uid = uid
+        self.gid = gid
+        self.clock = clock
+        self.logger = logger
+        folderTime = Timestamp(clock())
+        current = Mutex(TreeSnapshot.empty(uid: uid, gid: gid, folderTime: folderTime))
+    }
+
+    /// The tree now.
+    public var snapshot: TreeSnapshot { current.withLock { $0 } }
+
+    /// Rebuilds when the store changed since the last build (always when `force`), and
+    /// returns the old and new trees when it did. Blocking (store reads): not for requests.
+    @discardableResult
+    public func refresh(force: Bool = false) -> (old: TreeSnapshot, new: TreeSnapshot)? {
+        building.withLock { token -> (TreeSnapshot, TreeSnapshot)? in
+            do {
+                // The token is read before the rows: a change during the build moves it again,
+                // so the next check rebuilds.
+                let now = try store.changeToken()
+                if !force, now == token { return nil }
+                let recentDays = try store.policy(.recentDays)
+                let built = TreeBuilder.build(
+                    sources: try store.sources(), categories: try store.categories(), items: try store.items(matching: .all),
+                    uid: uid, gid: gid, folderTime: folderTime,
+                    recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400))
+                token = now
+                let old = current.withLock { snapshot in
+                    defer { snapshot = built }
+                    return snapshot
+                }
+                return (old, built)
+            } catch {
+                // Keep serving the last good tree; the next check tries again.
+                logger.error("cannot read the library to refresh the mount's tree: \(error)")
+                return nil
+            }
+        }
+    }
+
+    /// Starts the thread that checks the store every `interval` and calls `changed` with the
+    /// old and new trees after each rebuild.
+    public func startRefreshing(every interval: Duration,
+                                changed: @escaping @Sendable (TreeSnapshot, TreeSnapshot) -> Void) {
+        guard !threadStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        let thread = Thread { [self] in
+            defer { threadDone.signal() }
+            while !stopped.load(ordering: .acquiring) {
+                if stopSignal.wait(timeout: .now() + seconds) == .success { break }
+                if let (old, new) = refresh() { changed(old, new) }
+            }
+        }
+        thread.name = "offlinefs-tree"
+        thread.start()
+    }
+
+    /// Ends the refresher thread and waits for it.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stopSignal.signal()
+        if threadStarted.load(ordering: .acquiring) { threadDone.wait() }
+    }
+}

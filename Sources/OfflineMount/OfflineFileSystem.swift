@@ -1,0 +1,259 @@
+import Foundation
+import Logging
+import OfflineEngine
+import OfflineFUSE
+import OfflineStore
+import Synchronization
+
+// Lock order: `directories` and `notifier` are leaves; the tree and the reader have their own
+// (see their files); no lock is held while replying.
+
+/// The mount's kernel-facing layer: one thin method per FUSE operation, each calling a helper
+/// that returns a value or an `Errno`, then sending exactly one reply. Listings and attributes
+/// come from the in-memory `MountTree`; bytes from `ItemReader` (through the engine).
+///
+/// Refusals (HARDENING test 6; the same for root, which `default_permissions` does not stop):
+/// - `EACCES`: writing media data — open for write or with `O_TRUNC`, `truncate`, `write`,
+///   and creating files (`create`, `mknod`): the data of the mount is the engine's.
+/// - `EPERM`: changing the namespace or metadata — `rename`, `mkdir`, `rmdir`, `link`,
+///   `symlink`, `chmod`, `chown`, `utimens`, `setxattr` (the two toggles come with the control
+///   issue), and `rm` of a thumbnail or subtitle.
+/// - `rm` of an item's media file evicts its cached bytes; the item stays listed.
+public final class OfflineFileSystem: FileSystemOperations {
+    /// Seconds the kernel may cache names, misses and attributes: changes also arrive as
+    /// notifications, so this only bounds what a lost notification can hide.
+    static let cacheTimeout = 1.0
+
+    public let tree: MountTree
+    private let reader: ItemReader
+    private let logger: Logger
+    private let libraryPath: String
+    /// Open directories: each listing pages through the tree it started with, so a rebuild
+    /// between two readdir calls can neither skip nor repeat a name.
+    private let directories = Mutex<(next: UInt64, open: [UInt64: (TreeSnapshot, TreeFolder)])>((1, [:]))
+    private let notifier = Mutex<Notifier?>(nil)  // set once the session exists
+
+    public init(library: Library, byteSource: any ItemByteSource, actions: any MountActions,
+                options: MountOptions, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
+        self.logger = logger
+        libraryPath = library.folder.path
+        tree = MountTree(store: library.store, uid: getuid(), gid: getgid(), clock: clock, logger: logger)
+        reader = ItemReader(byteSource: byteSource, store: library.store, actions: actions,
+                            errnos: ErrnoTable(logger: logger), readTimeout: options.readTimeout, clock: clock, logger: logger)
+    }
+
+    /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.
+    public func start(notifier: Notifier, refreshInterval: Duration) {
+        self.notifier.withLock { $0 = notifier }
+        tree.refresh(force: true)
+        tree.startRefreshing(every: refreshInterval) { old, new in
+            for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
+        }
+    }
+
+    public func stop() { tree.stop() }
+
+    // MARK: - Operations
+
+    public func initialize(_ connection: inout ConnectionInfo) {
+        connection.enable([.asyncRead, .readdirplus, .readdirplusAuto, .parallelDirectoryOperations])
+    }
+
+    public func destroy() { tree.stop() }
+
+    public func lookup(parent: UInt64, name: FileName, reply: Reply<Entry>) {
+        reply.complete(doLookup(parent: parent, name: name))
+    }
+
+    public func getattr(inode: UInt64, file: FileInfo?, reply: Reply<FileAttributes>) {
+        switch attributes(tree.snapshot, inode) {
+        case .success(let attributes): reply.succeed(attributes, timeout: Self.cacheTimeout)
+        case .failure(let errno): reply.fail(errno)
+        }
+    }
+
+    public func setattr(inode: UInt64, changes: AttributeChanges, file: FileInfo?, reply: Reply<FileAttributes>) {
+        reply.fail(changes.size != nil ? .permissionDenied : .notPermitted)
+    }
+
+    public func open(inode: UInt64, file: FileInfo, reply: Reply<FileInfo>) {
+        reply.complete(doOpen(inode: inode, file: file))
+    }
+
+    public func read(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<ReadData>) {
+        guard let open = reader.openFile(file.handle) else { return reply.fail(.badFileDescriptor) }
+        reader.read(open, size: size, offset: offset, reply: reply)
+    }
+
+    public func write(inode: UInt64, data: [UInt8], offset: Int64, file: FileInfo, reply: Reply<Int>) {
+        reply.fail(.permissionDenied)
+    }
+
+    public func release(inode: UInt64, file: FileInfo, reply: Reply<Void>) {
+        reader.release(handle: file.handle)
+        reply.succeed()
+    }
+
+    public func opendir(inode: UInt64, file: FileInfo, reply: Reply<FileInfo>) {
+        reply.complete(doOpendir(inode: inode, file: file))
+    }
+
+    public func readdir(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<[DirectoryEntry]>) {
+        guard let (_, folder) = openDirectory(file.handle) else { return reply.fail(.badFileDescriptor) }
+        reply.succeed(listing(folder, from: offset).lazy.map { name, inode, isDirectory, next in
+            DirectoryEntry(name: name, inode: inode, mode: isDirectory ? UInt32(S_IFDIR) : UInt32(S_IFREG), nextOffset: next)
+        })
+    }
+
+    public func readdirplus(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<[DirectoryEntryPlus]>) {
+        guard let (snapshot, folder) = openDirectory(file.handle) else { return reply.fail(.badFileDescriptor) }
+        reply.succeed(listing(folder, from: offset).lazy.compactMap { [self] name, inode, _, next in
+            guard case .success(let attributes) = attributes(snapshot, inode) else { return nil }
+            return DirectoryEntryPlus(name: name, entry: entry(attributes), nextOffset: next)
+        })
+    }
+
+    public func releasedir(inode: UInt64, file: FileInfo, reply: Reply<Void>) {
+        _ = directories.withLock { $0.open.removeValue(forKey: file.handle) }
+        reply.succeed()
+    }
+
+    public func unlink(parent: UInt64, name: FileName, reply: Reply<Void>) {
+        reply.complete(doUnlink(parent: parent, name: name))
+    }
+
+    public func statfs(inode: UInt64, reply: Reply<FileSystemStatistics>) {
+        var result = FileSystemStatistics()
+        var info = statvfs()
+        if statvfs(libraryPath, &info) == 0 {
+            result.blockSize = info.f_bsize
+            result.fragmentSize = info.f_frsize
+            result.totalBlocks = UInt64(info.f_blocks)
+            result.freeBlocks = UInt64(info.f_bfree)
+            result.availableBlocks = UInt64(info.f_bavail)
+        }
+        result.totalFiles = UInt64(tree.snapshot.items.count)
+        reply.succeed(result)
+    }
+
+    public func setxattr(inode: UInt64, name: String, value: [UInt8], flags: Int32, reply: Reply<Void>) {
+        reply.fail(.notPermitted)
+    }
+
+    public func removexattr(inode: UInt64, name: String, reply: Reply<Void>) { reply.fail(.notPermitted) }
+    public func create(parent: UInt64, name: FileName, mode: UInt32, file: FileInfo, reply: Reply<CreatedFile>) {
+        reply.fail(.permissionDenied)
+    }
+    public func mknod(parent: UInt64, name: FileName, mode: UInt32, device: UInt64, reply: Reply<Entry>) {
+        reply.fail(.permissionDenied)
+    }
+    public func mkdir(parent: UInt64, name: FileName, mode: UInt32, reply: Reply<Entry>) { reply.fail(.notPermitted) }
+    public func rmdir(parent: UInt64, name: FileName, reply: Reply<Void>) { reply.fail(.notPermitted) }
+    public func symlink(target: String, parent: UInt64, name: FileName, reply: Reply<Entry>) { reply.fail(.notPermitted) }
+    public func link(inode: UInt64, newParent: UInt64, newName: FileName, reply: Reply<Entry>) { reply.fail(.notPermitted) }
+    public func rename(parent: UInt64, name: FileName, newParent: UInt64, newName: FileName, flags: UInt32,
+                       reply: Reply<Void>) {
+        reply.fail(.notPermitted)
+    }
+
+    // MARK: - Helpers
+
+    func doLookup(parent: UInt64, name: FileName) -> Result<Entry, Errno> {
+        let snapshot = tree.snapshot
+        guard let folder = snapshot.folders[parent] else {
+            return .failure(snapshot.itemFile(parent) != nil ? .notDirectory : .noSuchFileOrDirectory)
+        }
+        let inode: UInt64
+        if name.bytes == [0x2E] {
+            inode = folder.inode
+        } else if name.bytes == [0x2E, 0x2E] {
+            inode = folder.parent
+        } else if let child = folder.child(named: name) {
+            inode = child.inode
+        } else {
+            return .success(.negative(timeout: Self.cacheTimeout))
+        }
+        return attributes(snapshot, inode).map(entry)
+    }
+
+    /// Attributes from the tree, with a side file's size from the cache.
+    func attributes(_ snapshot: TreeSnapshot, _ inode: UInt64) -> Result<FileAttributes, Errno> {
+        guard var attributes = snapshot.attributes(inode) else { return .failure(.noSuchFileOrDirectory) }
+        if let (item, file) = snapshot.itemFile(inode), file > 0,
+           let size = reader.sideFileSize(itemID: item.id, key: item.files[file].key) {
+            attributes.size = UInt64(size)
+            attributes.blocks = (UInt64(size) + 511) / 512
+        }
+        return .success(attributes)
+    }
+
+    private func entry(_ attributes: FileAttributes) -> Entry {
+        Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout, entryTimeout: Self.cacheTimeout)
+    }
+
+    func doOpen(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
+        let snapshot = tree.snapshot
+        guard let (item, number) = snapshot.itemFile(inode) else {
+            return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
+        }
+        if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
+        return reader.open(item: item, fileNumber: number, file: file)
+    }
+
+    func doOpendir(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
+        let snapshot = tree.snapshot
+        guard let folder = snapshot.folders[inode] else {
+            return .failure(snapshot.itemFile(inode) != nil ? .notDirectory : .noSuchFileOrDirectory)
+        }
+        var answer = file
+        answer.handle = directories.withLock { directories in
+            defer { directories.next += 1 }
+            directories.open[directories.next] = (snapshot, folder)
+            return directories.next
+        }
+        return .success(answer)
+    }
+
+    private func openDirectory(_ handle: UInt64) -> (TreeSnapshot, TreeFolder)? {
+        directories.withLock { $0.open[handle] }
+    }
+
+    /// `.`, `..`, then the children, from cookie `offset`: the cookie of entry `i` (0-based,
+    /// counting `.` and `..`) is `i + 1`.
+    private func listing(_ folder: TreeFolder, from offset: Int64)
+        -> some Sequence<(name: FileName, inode: UInt64, isDirectory: Bool, next: Int64)> {
+        let start = max(0, Int(clamping: offset))
+        return (start..<(folder.children.count + 2)).lazy.map { index in
+            switch index {
+            case 0: return (FileName("."), folder.inode, true, 1)
+            case 1: return (FileName(".."), folder.parent, true, 2)
+            default:
+                let child = folder.children[index - 2]
+                return (child.name, child.inode, child.isDirectory, Int64(index + 1))
+            }
+        }
+    }
+
+    func doUnlink(parent: UInt64, name: FileName) -> Result<Void, Errno> {
+        let snapshot = tree.snapshot
+        guard let folder = snapshot.folders[parent] else { return .failure(.noSuchFileOrDirectory) }
+        guard let child = folder.child(named: name) else { return .failure(.noSuchFileOrDirectory) }
+        if child.isDirectory { return .failure(.isDirectory) }
+        guard let (item, number) = snapshot.itemFile(child.inode), number == 0 else { return .failure(.notPermitted) }
+        let result = reader.evict(itemID: item.id)
+        if case .success = result {
+            // The kernel may hold the item's pages (keep_cache): they are not the cache's any more.
+            notifier.withLock { $0 }?.invalidateInode(child.inode)
+        }
+        return result
+    }
+}
+
+extension Reply where Value == FileInfo {
+    func complete(_ result: Result<FileInfo, Errno>) {
+        switch result {
+        case .success(let file): succeed(file)
+        case .failure(let errno): fail(errno)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import OfflineEngine
+import Synchronization
+
+/// One open item file (a `fuse_file_info.fh`): what it is, its cache file descriptor and the
+/// reader's pattern for read-ahead.
+///
+/// A reference type so that a read answered later on an engine thread keeps the descriptor
+/// open until its reply is sent, whatever `release` does meanwhile.
+final class OpenFile: Sendable {
+    let itemID: Int64
+    /// The file number in the inode (0: the media).
+    let fileNumber: Int
+    let key: CacheFileKey
+    /// The size reads are cut at; `nil` for a side file whose size is not known yet (opened
+    /// `direct_io`, so short answers mark the end).
+    let size: Int64?
+    let path: String
+
+    private struct Pattern {
+        var nextOffset: Int64 = -1
+        var readAhead: Int64 = 0
+    }
+    private let pattern = Mutex(Pattern())  // protected: sequential-read detection (leaf lock)
+    private let descriptor = Mutex<Int32>(-1)  // protected: the cache file, opened at first use (leaf lock)
+
+    /// Read-ahead for the first sequential read, doubled on each next one up to `maxReadAhead`.
+    static let firstReadAhead: Int64 = 256 << 10
+    static let maxReadAhead: Int64 = 16 << 20
+
+    init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String) {
+        self.itemID = itemID
+        self.fileNumber = fileNumber
+        self.key = key
+        self.size = size
+        self.path = path
+    }
+
+    deinit {
+        let fd = descriptor.withLock { $0 }
+        if fd >= 0 { close(fd) }
+    }
+
+    /// The cache file, opened read-only on first use; `nil` when it cannot be opened.
+    func cacheDescriptor() -> Int32? {
+        descriptor.withLock { fd in
+            if fd < 0 { fd = open(path, O_RDONLY | O_CLOEXEC) }
+            return fd >= 0 ? fd : nil
+        }
+    }
+
+    /// How much to fetch beyond a read at `offset..<end`: a reader that continues where it
+    /// stopped gets a growing read-ahead; a jump resets it (the fetcher then starts a new
+    /// range instead of filling the gap).
+    func readAhead(offset: Int64, end: Int64) -> Int64 {
+        pattern.withLock { pattern in
+            if offset == pattern.nextOffset {
+                pattern.readAhead = min(max(pattern.readAhead * 2, Self.firstReadAhead), Self.maxReadAhead)
+            } else {
+                pattern.readAhead = offset == 0 ? Self.firstReadAhead : 0
+            }
+            pattern.nextOffset = end
+            return pattern.readAhead
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import OfflineFUSE
+
+/// The kernel notifications that make a new tree visible at once (DESIGN §2 "Change
+/// notification"): changed folders lose their cached listing, vanished or moved names their
+/// cached entry, and items whose size, time or state changed their cached attributes (and
+/// their cached data when the size changed).
+public enum TreeDiff {
+    public static func notifications(from old: TreeSnapshot, to new: TreeSnapshot) -> [Notifier.Notification] {
+        var result: [Notifier.Notification] = []
+        for (inode, before) in old.folders {
+            guard let after = new.folders[inode] else {
+                result.append(.invalidateInode(inode: inode, offset: 0, length: 0))
+                continue
+            }
+            guard before.children != after.children else { continue }
+            result.append(.invalidateInode(inode: inode, offset: 0, length: 0))
+            for child in before.children where after.child(named: child.name)?.inode != child.inode {
+                result.append(.invalidateEntry(parent: inode, name: child.name))
+            }
+        }
+        for (id, before) in old.items {
+            guard let after = new.items[id], after != before else { continue }
+            let sizeChanged = after.size != before.size
+            let inode = NodeID.itemFile(itemID: id, file: 0).inode
+            // A negative offset drops the attributes only: cached bytes stay valid unless the size moved.
+            result.append(.invalidateInode(inode: inode, offset: sizeChanged ? 0 : -1, length: 0))
+        }
+        return result
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import OfflineEngine
+import OfflineFUSE
+import OfflineStore
+
+/// One name in a folder of the tree.
+public struct TreeChild: Hashable, Sendable {
+    public var name: FileName
+    public var inode: UInt64
+    public var isDirectory: Bool
+}
+
+/// A folder: its children in listing order and an index by name for `lookup`.
+public struct TreeFolder: Hashable, Sendable {
+    public var inode: UInt64
+    public var parent: UInt64
+    public var children: [TreeChild]
+    var index: [FileName: Int]
+
+    init(inode: UInt64, parent: UInt64) {
+        self.inode = inode
+        self.parent = parent
+        self.children = []
+        self.index = [:]
+    }
+
+    /// Adds `child` unless the name is taken (the first one wins: folders, then media files,
+    /// then side files, so a crafted title can never hide another item).
+    mutating func add(_ child: TreeChild) {
+        guard index[child.name] == nil else { return }
+        index[child.name] = children.count
+        children.append(child)
+    }
+
+    public func child(named name: FileName) -> TreeChild? {
+        index[name].map { children[$0] }
+    }
+}
+
+/// One file of an item in the tree: the media, or a thumbnail or subtitle beside it.
+public struct TreeItemFile: Hashable, Sendable {
+    public var name: FileName
+    /// The cache file key (`media`, `thumbnail`, `subtitle.<lang>`).
+    public var key: CacheFileKey
+    public var isMedia: Bool { key == "media" }
+}
+
+/// What the mount shows of one item.
+public struct TreeItem: Hashable, Sendable {
+    public var id: Int64
+    /// Index = the file number in the inode (`NodeID.itemFile`): 0 is the media.
+    public var files: [TreeItemFile]
+    /// The media size (0 when unknown).
+    public var size: UInt64
+    /// `downloadedAt ?? publishedAt ?? addedAt`.
+    public var modificationTime: Timestamp
+    public var state: ItemState
+}
+
+/// The whole tree, immutable: built from store queries in one go (`TreeBuilder`) and swapped
+/// whole when the store changes, so requests read it without touching the store.
+public final class TreeSnapshot: Sendable {
+    /// The folders under `state/`, in this order (DESIGN §2).
+    public static let stateFolders: [ItemState] = [.queued, .downloading, .idle, .paused, .cached, .partiallyCached, .failed]
+
+    public let folders: [UInt64: TreeFolder]
+    public let items: [Int64: TreeItem]
+    /// Owner of every file and folder: the mounting user.
+    public let uid: UInt32
+    public let gid: UInt32
+    /// Folders' times: when the mount started.
+    public let folderTime: Timestamp
+
+    init(folders: [UInt64: TreeFolder], items: [Int64: TreeItem], uid: UInt32, gid: UInt32, folderTime: Timestamp) {
+        self.folders = folders
+        self.items = items
+        self.uid = uid
+        self.gid = gid
+        self.folderTime = folderTime
+    }
+
+    /// The item file an inode names, if it is one and still listed.
+    public func itemFile(_ inode: UInt64) -> (item: TreeItem, file: Int)? {
+        guard case .itemFile(let id, let file)? = NodeID(inode: inode), let item = items[id],
+              file < item.files.count else { return nil }
+        return (item, file)
+    }
+
+    /// Attributes from the tree alone; a side file's size is 0 here (the file system fills
+    /// it in from the cache).
+    public func attributes(_ inode: UInt64) -> FileAttributes? {
+        if folders[inode] != nil {
+            var attributes = FileAttributes.directory(inode: inode, permissions: 0o755)
+            attributes.uid = uid
+            attributes.gid = gid
+            attributes.setTimes(folderTime)
+            return attributes
+        }
+        guard let (item, file) = itemFile(inode) else { return nil }
+        var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: file == 0 ? item.size : 0)
+        attributes.uid = uid
+        attributes.gid = gid
+        attributes.setTimes(item.modificationTime)
+        return attributes
+    }
+
+    /// An empty tree (before the first build, or when the store cannot be read).
+    public static func empty(uid: UInt32, gid: UInt32, folderTime: Timestamp) -> TreeSnapshot {
+        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: .distantFuture)
+        return builder.finish()
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import OfflineEngine
+import OfflineTestSupport
+import OfflineFUSE
+import OfflineMount
+import OfflineStore
+import Testing
+
+/// The mount's pure parts, with no kernel: options, inode numbers, the tree builder and the
+/// notifications a rebuild sends.
+struct TreeUnitTests {
+    @Test(arguments: [
+        (["read-timeout=10s"], 10_000, true),
+        (["read_timeout=500ms,allow_other"], 500, true),
+        (["read-timeout=2m", "noauto_unmount"], 120_000, true),
+        (["read-timeout=7"], 7_000, true),
+    ])
+    func mountOptionsParse(lists: [String], timeoutMilliseconds: Int64, valid: Bool) throws {
+        let options = try MountOptions.parse(lists)
+        #expect(options.readTimeout == .milliseconds(timeoutMilliseconds))
+    }
+
+    @Test func mountOptionsFixTheSecuritySettingsAndPassTheRest() throws {
+        let plain = try MountOptions.parse([])
+        #expect(plain.fuseOptions == ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs", "auto_unmount"])
+        #expect(plain.readTimeout == .seconds(30))
+        let asked = try MountOptions.parse(["allow_other,noauto_unmount,max_read=131072", "default_permissions"])
+        #expect(asked.fuseOptions == ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs",
+                                      "allow_other", "max_read=131072"])
+        for bad in ["read-timeout=", "read-timeout=abc", "read-timeout=-1s", "refresh=0", "suid", "dev", "fsname=x"] {
+            #expect(throws: MountOptions.ParseError.self, "\(bad)") { try MountOptions.parse([bad]) }
+        }
+    }
+
+    @Test func inodeNumbersRoundTripAndNeverCollide() {
+        let nodes: [NodeID] = [.root, .sources, .categories, .states, .recent, .stateFolder(0), .stateFolder(6),
+                               .source(1), .source(1 << 39), .category(1), .category(77),
+                               .itemFile(itemID: 1, file: 0), .itemFile(itemID: 1, file: 1), .itemFile(itemID: 123_456_789, file: 255)]
+        #expect(Set(nodes.map(\.inode)).count == nodes.count)
+        for node in nodes { #expect(NodeID(inode: node.inode) == node, "\(node)") }
+        #expect(NodeID(inode: 0) == nil)
+        #expect(NodeID(inode: 6) == nil)  // reserved for the root's hidden files
+    }
+
+    @Test func builderPlacesItemsInEveryFolderTheyBelongTo() throws {
+        let now = Date()
+        let sources = [source(1, "acme"), source(2, "quiet", subscribed: false)]
+        let categories = [category(10, ["news"], parent: nil), category(11, ["news", "local"], parent: 10)]
+        let listings = [
+            listing(item(100, source: 1, "A [1].mp4", state: .cached, downloadedAt: now), "acme", [["news", "local"]]),
+            listing(item(101, source: 1, "B [2].mp4", state: .queued), "acme", [["news"]]),
+            listing(item(102, source: 2, "C [3].mp4", state: .discovered), "quiet", []),
+            listing(item(103, source: 2, "D [4].mp4", state: .paused, bytes: 10), "quiet", []),
+            listing(item(104, source: 1, nil, state: .metadataPending), "acme", []),
+        ]
+        let tree = TreeBuilder.build(sources: sources, categories: categories, items: listings, uid: 7, gid: 8,
+                                     folderTime: Timestamp(seconds: 0), recentCutoff: now.addingTimeInterval(-3600))
+        func names(_ node: NodeID) -> [String] { tree.folders[node.inode]?.children.map(\.name.description) ?? [] }
+        #expect(names(.source(1)) == ["A [1].mp4", "B [2].mp4"])
+        // An unsubscribed source's undownloaded items leave the listing; items with bytes stay.
+        #expect(names(.source(2)) == ["D [4].mp4"])
+        #expect(names(.category(10)) == ["local", "B [2].mp4"])
+        #expect(names(.category(11)) == ["A [1].mp4"])
+        #expect(names(.stateFolder(TreeSnapshot.stateFolders.firstIndex(of: .cached)!)) == ["A [1].mp4"])
+        #expect(names(.recent) == ["A [1].mp4"])
+        #expect(tree.items[104] == nil)
+        let attributes = try #require(tree.attributes(NodeID.itemFile(itemID: 100, file: 0).inode))
+        #expect(attributes.uid == 7 && attributes.gid == 8 && attributes.mode == UInt32(S_IFREG) | 0o644)
+        #expect(attributes.modificationTime == Timestamp(seconds: Int(now.timeIntervalSince1970.rounded(.down)),
+                                                         nanoseconds: attributes.modificationTime.nanoseconds))
+    }
+
+    @Test func sideFilesSitBesideTheMediaAndHostileLanguageTagsAreDropped() {
+        var it = item(1, source: 1, "Show [x].mp4", state: .discovered)
+        it.thumbnailURL = "http://h/t.jpg"
+        it.subtitles = [SubtitleTrack(language: "en", url: "http://h/en.vtt"), SubtitleTrack(language: "fr", url: "http://h/fr.srt"),
+                        SubtitleTrack(language: "../../x", url: "http://h/x.vtt"), SubtitleTrack(language: "en", url: "http://h/en2.vtt")]
+        let files = TreeBuilder.files(of: it, fileName: "Show [x].mp4").map(\.name.description)
+        #expect(files == ["Show [x].mp4", "Show [x]-thumb.jpg", "Show [x].en.vtt", "Show [x].fr.srt"])
+    }
+
+    @Test func aRebuildInvalidatesChangedFoldersVanishedNamesAndChangedItems() {
+        let sources = [source(1, "acme")]
+        let before = TreeBuilder.build(sources: sources, categories: [], items: [
+            listing(item(1, source: 1, "A [1].mp4", state: .queued), "acme", []),
+            listing(item(2, source: 1, "B [2].mp4", state: .discovered), "acme", []),
+        ], uid: 0, gid: 0, folderTime: Timestamp(seconds: 0), recentCutoff: .distantFuture)
+        var grown = item(2, source: 1, "B [2].mp4", state: .discovered)
+        grown.size = 999
+        let after = TreeBuilder.build(sources: sources, categories: [], items: [
+            listing(item(1, source: 1, "A [1].mp4", state: .downloading), "acme", []),
+            listing(grown, "acme", []),
+        ], uid: 0, gid: 0, folderTime: Timestamp(seconds: 0), recentCutoff: .distantFuture)
+        let notifications = Set(TreeDiff.notifications(from: before, to: after))
+        let queued = NodeID.stateFolder(0).inode, downloading = NodeID.stateFolder(1).inode
+        #expect(notifications.contains(.invalidateInode(inode: queued, offset: 0, length: 0)))
+        #expect(notifications.contains(.invalidateEntry(parent: queued, name: "A [1].mp4")))
+        #expect(notifications.contains(.invalidateInode(inode: downloading, offset: 0, length: 0)))
+        #expect(notifications.contains(.invalidateInode(inode: NodeID.itemFile(itemID: 1, file: 0).inode, offset: -1, length: 0)))
+        #expect(notifications.contains(.invalidateInode(inode: NodeID.itemFile(itemID: 2, file: 0).inode, offset: 0, length: 0)))
+        #expect(!notifications.contains(.invalidateInode(inode: NodeID.source(1).inode, offset: 0, length: 0)))
+    }
+
+    // MARK: - Fixtures
+
+    // The store's records have no public initializers: build them the way they decode.
+    func decode<T: Decodable>(_ type: T.Type, _ fields: [String: Any?]) -> T {
+        let json = fields.compactMapValues { value -> Any? in
+            switch value {
+            case let date as Date: date.timeIntervalSinceReferenceDate
+            case let some?: some
+            case nil: nil
+            }
+        }
+        let data = try! JSONSerialization.data(withJSONObject: json)
+        return try! JSONDecoder().decode(T.self, from: data)
+    }
+
+    func source(_ id: Int64, _ name: String, subscribed: Bool = true) -> Source {
+        decode(Source.self, ["id": id, "name": name, "feedURL": "http://h/f", "subscribed": subscribed, "addedAt": Date()])
+    }
+
+    func category(_ id: Int64, _ path: [String], parent: Int64?) -> OfflineStore.Category {
+        decode(OfflineStore.Category.self, ["id": id, "name": path.last!, "parentID": parent, "folderName": path.last!,
+                                            "path": path, "folderPath": path])
+    }
+
+    func item(_ id: Int64, source: Int64, _ fileName: String?, state: ItemState, downloadedAt: Date? = nil, bytes: Int64 = 0) -> Item {
+        decode(Item.self, ["id": id, "sourceID": source, "contentID": "c\(id)", "title": "t", "type": "video",
+                           "mediaURL": "http://h/\(id)", "size": 100, "publishedAt": Date(timeIntervalSince1970: 1_000),
+                           "subtitles": [Any](), "state": state.rawValue, "requested": false, "locked": false,
+                           "bytesPresent": bytes, "downloadedAt": downloadedAt, "fileName": fileName, "addedAt": Date(),
+                           "updatedAt": Date(), "inCatalog": true])
+    }
+
+    func listing(_ item: Item, _ source: String, _ categories: [[String]]) -> ItemListing {
+        decode(ItemListing.self, ["item": try! JSONSerialization.jsonObject(with: JSONEncoder().encode(item)),
+                                  "sourceName": source, "categoryPaths": categories])
+    }
+}
