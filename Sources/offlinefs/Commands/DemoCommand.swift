@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OfflineEngine
+import OfflineMount
 import OfflineStore
 import OfflineTestSupport
 
@@ -10,7 +11,8 @@ struct DemoCommand: ParsableCommand {
         abstract: "Try offlinefs on a bundled sample library served from this machine.",
         discussion: """
             Starts a local origin (127.0.0.1) serving a sample JSON catalog and a podcast feed, \
-            adds them to a throw-away library (or --library DIR) and syncs them.
+            adds them to a throw-away library (or --library DIR), syncs them and mounts the library \
+            in the foreground until Ctrl-C.
             Example: offlinefs demo /tmp/offlinefs-demo
             """)
 
@@ -35,12 +37,16 @@ struct DemoCommand: ParsableCommand {
             }
         }
         for report in try demo.sync() { print(report.summary) }
-        print("")
-        var table = TextTable(["STATE", "SIZE", "PATH", "CATEGORIES"])
-        for item in try demo.items() {
-            table.add([item.state, item.size.map(formatBytes) ?? "?", item.path, item.categories.joined(separator: ", ")])
-        }
-        print(table.render(), terminator: "")
-        print("\nThe FUSE mount at \(mountpoint) is not built yet; this demo stops after listing the library.")
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        print("""
+
+            The demo library is mounted at \(mountpoint) until you press Ctrl-C. In another terminal:
+              ls -l \(mountpoint)/sources/*
+              cat "\(mountpoint)/sources/night-owls/Bats [owl-2].mp3" | wc -c
+              ls \(mountpoint)/categories/News
+            """)
+        fflush(stdout)
+        let options = try MountOptions.parse([])
+        try MountRunner(library: demo, mountpoint: mountpoint, options: options, foreground: true).run()
     }
 }

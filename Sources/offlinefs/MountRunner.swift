@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OfflineEngine
+import OfflineFUSE
+import OfflineMount
+
+/// Mounts a library and serves it until unmounted: shared by `mount` and `demo`.
+struct MountRunner {
+    let library: Library
+    let mountpoint: String
+    let options: MountOptions
+    let foreground: Bool
+
+    func run() throws {
+        let mountOptions = options
+        let opened = library
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: mountpoint, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CLIError("mount point \(mountpoint) is not a folder")
+        }
+        let foreground = foreground
+        let logger = Logger(label: "offlinefs") { label in
+            var handler: any LogHandler = foreground ? StreamLogHandler.standardError(label: label) : SyslogLogHandler(label: label)
+            handler.logLevel = mountOptions.debug ? .debug : .info
+            return handler
+        }
+
+        let byteSource = ByteSourceWiring.byteSource(for: opened)
+        let fileSystem = OfflineFileSystem(library: opened, byteSource: byteSource,
+                                           actions: StoreEvictor(store: opened.store, byteSource: byteSource),
+                                           options: mountOptions, logger: logger)
+        let session: FUSESession
+        do {
+            session = try FUSESession(mountpoint: mountpoint, options: mountOptions.fuseOptions, operations: fileSystem)
+        } catch {
+            throw CLIError("cannot mount on \(mountpoint): \(error) (is it empty and not already mounted?)")
+        }
+        if !foreground {
+            // fork() with threads running can hang: nothing above may have started one.
+            if let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"), threads.count > 1 {
+                logger.warning("daemonizing with \(threads.count) threads running")
+            }
+            do {
+                try FUSESession.daemonize()
+            } catch {
+                session.close()
+                throw CLIError("cannot detach from the terminal: \(error)")
+            }
+        }
+        do {
+            try session.installSignalHandlers()
+        } catch {
+            logger.warning("no signal handlers (Ctrl-C will not unmount cleanly): \(error)")
+        }
+        fileSystem.start(notifier: session.notifier, refreshInterval: mountOptions.refreshInterval)
+        logger.info("mounted \(opened.folder.path) on \(mountpoint)")
+        defer {
+            fileSystem.stop()
+            session.close()
+        }
+        do {
+            let end = try session.run()
+            logger.info("unmounted \(mountpoint)\(end == .ended ? "" : " (signal)")")
+        } catch {
+            logger.error("the mount ended with an error: \(error)")
+            throw ExitCode.failure
+        }
+    }
+}
