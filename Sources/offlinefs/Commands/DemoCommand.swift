@@ -45,7 +45,7 @@ struct DemoCommand: ParsableCommand {
               cat "\(mountpoint)/sources/night-owls/Bats [owl-2].mp3" | wc -c
               ls \(mountpoint)/categories/News
             """)
-        fflush(stdout)
+        fflush(nil)  // the tour must show before the mount starts logging
         let options = try MountOptions.parse([])
         try MountRunner(library: demo, mountpoint: mountpoint, options: options, foreground: true).run()
     }
