@@ -38,8 +38,10 @@ struct HTTPRequest: Sendable {
     static func parse(head: [UInt8]) -> Result<HTTPRequest, ParseError> {
         // Latin-1 style decoding never fails; invalid UTF-8 in a target simply won't match.
         let text = String(decoding: head, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+        // Split on scalars: "\r\n" is one Character in Swift, so a Character split misses it.
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            let scalars = line.last == "\r" ? line.dropLast() : line[...]
+            return String(String.UnicodeScalarView(scalars))
         }
         while let first = lines.first, first.isEmpty { lines.removeFirst() }  // RFC 9112 §2.2
         guard let requestLine = lines.first else { return .failure(.malformed("empty request")) }
