@@ -42,6 +42,8 @@ public final class Downloader: Sendable {
                     return try verify(item)
                 case .failure(let error):
                     lastError = error
+                    // What did arrive becomes durable now, so progress survives the pause.
+                    _ = try? fetcher.flush(itemID: itemID, file: "media")
                     if !error.isTransient { break }
                 }
             }
