@@ -36,7 +36,7 @@ public final class Downloader: Sendable {
             }
             try store.setState(itemID: itemID, state: .downloading)
             var lastError = FetchError(.unavailable, "not attempted")
-            for _ in 0..<attemptsPerDownload {
+            attempts: for _ in 0..<attemptsPerDownload {
                 switch fetchAll(itemID: itemID) {
                 case .success:
                     return try verify(item)
@@ -44,7 +44,7 @@ public final class Downloader: Sendable {
                     lastError = error
                     // What did arrive becomes durable now, so progress survives the pause.
                     _ = try? fetcher.flush(itemID: itemID, file: "media")
-                    if !error.isTransient { break }
+                    if !error.isTransient { break attempts }
                 }
             }
             let state: ItemState = lastError.isTransient ? .idle : .failed
