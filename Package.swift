@@ -96,7 +96,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "OfflineBenchmarks",
-            dependencies: ["OfflineEngine", "OfflineTestSupport"],
+            dependencies: ["OfflineEngine", "OfflineStore", "OfflineTestSupport"],
             path: "Benchmarks/OfflineBenchmarks",
             swiftSettings: swiftSettings
         ),
