@@ -139,7 +139,8 @@ final class CachedFile: Sendable {
     /// commit): flusher thread or a download's thread only. Returns the sticky write error.
     @discardableResult
     func flush() -> FetchError? {
-        commitLock.withLock { _ in
+        // Waiters are failed after the commit lock is released: a completion may call back in.
+        let outcome = commitLock.withLock { _ -> (error: FetchError?, isNew: Bool) in
             let snapshot = state.withLock { s -> (ranges: [Range<Int64>], validator: CacheValidator?)? in
                 s.flushScheduled = false
                 s.urgentFlushScheduled = false
@@ -149,20 +150,20 @@ final class CachedFile: Sendable {
                 if validator.totalSize == nil { validator.totalSize = s.total }
                 return (s.unflushed.ranges, validator)
             }
-            guard let snapshot else { return state.withLock { $0.writeError } }
+            guard let snapshot else { return (state.withLock { $0.writeError }, false) }
             do {
                 try file.sync()
                 try index.commit(itemID: itemID, file: key, ranges: snapshot.ranges, validator: snapshot.validator)
             } catch {
-                let failure = Self.writeFailure(error, path: file.path)
-                failWrites(failure)
-                return failure
+                return (Self.writeFailure(error, path: file.path), true)
             }
             state.withLock { s in
                 for range in snapshot.ranges { s.committed.insert(range) }
             }
-            return nil
+            return (nil, false)
         }
+        if let error = outcome.error, outcome.isNew { failWrites(error) }
+        return outcome.error
     }
 
     /// Forgets every byte (store first, then the file): corrupt data, an eviction.
