@@ -3,6 +3,7 @@
 //
 // Layers, bottom to top (each imports only the ones below it):
 //   CCurlShim / CFuseShim   C shims for what Swift cannot import (variadic calls, macros)
+//   CCryptoShim             SHA-256 from the system libcrypto (OpenSSL EVP)
 //   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
 //   OfflineFUSE             typed Swift binding over libfuse3's low-level API
 //   OfflineStore            the SQLite library database (GRDB), records, file naming
@@ -37,6 +38,11 @@ let package = Package(
             name: "CCurlShim",
             linkerSettings: [.linkedLibrary("curl")]
         ),
+        // SHA-256 from the system OpenSSL (libssl-dev) to verify downloads.
+        .target(
+            name: "CCryptoShim",
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
         .target(
             name: "CFuseShim",
             linkerSettings: [.linkedLibrary("fuse3")]
@@ -65,7 +71,7 @@ let package = Package(
         .target(
             name: "OfflineEngine",
             dependencies: [
-                "OfflineHTTP", "OfflineStore", "OfflineFeeds",
+                "OfflineHTTP", "OfflineStore", "OfflineFeeds", "CCryptoShim",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -90,7 +96,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "OfflineBenchmarks",
-            dependencies: ["OfflineEngine", "OfflineTestSupport"],
+            dependencies: ["OfflineEngine", "OfflineStore", "OfflineTestSupport"],
             path: "Benchmarks/OfflineBenchmarks",
             swiftSettings: swiftSettings
         ),
@@ -112,7 +118,9 @@ let package = Package(
             name: "OfflineFeedsTests", dependencies: ["OfflineFeeds"],
             resources: [.copy("Fixtures")], swiftSettings: swiftSettings
         ),
-        .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineTestSupport"], swiftSettings: swiftSettings),
+        // OfflineStore: the crash test inspects the range map a killed engine left behind.
+        .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineStore", "OfflineTestSupport", "OfflineHTTP"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineTestSupport"],

@@ -1,18 +1,32 @@
-// offlinefs-bench: benchmarks that print numbers. Run in release mode:
-//   swift run -c release offlinefs-bench sync-rss [items]
+// offlinefs-bench: benchmarks that print numbers (not timed tests). Run in release mode.
+//
+//   offlinefs-bench sync-rss [items]
+//       sync a generated RSS feed (default 100,000 items) from a local origin
+//   offlinefs-bench transfers --origin http://127.0.0.1:18080/ [--count 8] [--size BYTES]
+//                             [--parallel 4] --library DIR [--checksums SHA256SUMS]
+//       run through Benchmarks/transfers.sh, which serves the files with nginx and measures
+//       curl on the same files and disk in the same run
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     usage: offlinefs-bench <benchmark> [options]
-      sync-rss [items]     sync a generated RSS feed (default 100000 items) from a local origin
+      sync-rss [items]
+      transfers --origin URL --library DIR [--count N] [--size BYTES] [--parallel N] [--checksums FILE]
     """
 
-switch arguments.first {
-case "sync-rss":
-    let items = arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
-    try SyncBenchmark(items: items).run()
-default:
-    print(usage)
-    exit(arguments.isEmpty ? 0 : 2)
+do {
+    switch arguments.first {
+    case "sync-rss":
+        let items = arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
+        try SyncBenchmark(items: items).run()
+    case "transfers":
+        try TransferBenchmark(arguments: Array(arguments.dropFirst())).run()
+    default:
+        print(usage)
+        exit(arguments.isEmpty ? 0 : 2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("offlinefs-bench \(arguments.first ?? ""): \(error)\n".utf8))
+    exit(1)
 }

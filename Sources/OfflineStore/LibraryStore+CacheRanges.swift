@@ -84,10 +84,13 @@ extension LibraryStore {
     /// file when `file` is nil. Call it before deleting the bytes on disk.
     public func clearPresentRanges(itemID: Int64, file: String? = nil) throws {
         try write { db in
+            // The validator goes with the bytes: nothing cached, nothing to resume.
             if let file {
                 try db.execute(sql: "DELETE FROM cacheRange WHERE itemID = ? AND file = ?", arguments: [itemID, file])
+                try db.execute(sql: "DELETE FROM cacheValidator WHERE itemID = ? AND file = ?", arguments: [itemID, file])
             } else {
                 try db.execute(sql: "DELETE FROM cacheRange WHERE itemID = ?", arguments: [itemID])
+                try db.execute(sql: "DELETE FROM cacheValidator WHERE itemID = ?", arguments: [itemID])
             }
             try db.execute(sql: """
                 UPDATE item SET bytesPresent = (SELECT ifnull(sum("end" - start), 0) FROM cacheRange

@@ -9,6 +9,7 @@ enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: v1)
+        migrator.registerMigration("v2", migrate: v2)
         return migrator
     }
 
@@ -143,6 +144,21 @@ enum StoreSchema {
                 message TEXT NOT NULL,
                 details TEXT
             );
+            """)
+    }
+
+    /// v2: which version of the origin's file the cached bytes of each item file belong to,
+    /// so a restart can resume with `If-Range` and a changed origin invalidates old bytes.
+    private static func v2(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE cacheValidator (
+                itemID INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                file TEXT NOT NULL,
+                etag TEXT,
+                lastModified TEXT,
+                totalSize INTEGER CHECK (totalSize IS NULL OR totalSize >= 0),
+                PRIMARY KEY (itemID, file)
+            ) WITHOUT ROWID;
             """)
     }
 }

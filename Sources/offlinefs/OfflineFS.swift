@@ -16,7 +16,7 @@ struct OfflineFS: ParsableCommand {
         version: OfflineVersion.string,
         subcommands: [
             SourceCommand.self, SyncCommand.self, ListCommand.self,
-            SetCommand.self, GetCommand.self,
+            SetCommand.self, GetCommand.self, DownloadCommand.self,
             MountCommand.self, UnmountCommand.self, DemoCommand.self,
         ]
     )

@@ -21,12 +21,31 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case cancelled
     }
 
+    /// Finer cause, for the item error code a download records (nil: only `code` is known).
+    public enum Reason: Sendable, Equatable {
+        /// The origin could not be reached (DNS, refused connection).
+        case noNetwork
+        /// A connect timeout or a stall below the low-speed limit.
+        case timeout
+        /// Connection reset, a body shorter than promised, an invalid or inconsistent answer
+        /// (a 206 at another offset, a wrong total, gzip on a range).
+        case network
+        /// The origin answered with this 4xx/5xx status.
+        case httpStatus(Int)
+        /// The origin's file kept changing while it was being fetched.
+        case contentChanged
+        /// The disk is full.
+        case noSpace
+    }
+
     public var code: Code
     public var message: String
+    public var reason: Reason?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, reason: Reason? = nil) {
         self.code = code
         self.message = message
+        self.reason = reason
     }
 
     public var description: String { message }

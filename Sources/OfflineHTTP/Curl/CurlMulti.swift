@@ -23,6 +23,10 @@ final class CurlMulti {
         _ = ccurl_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, count)
     }
 
+    func setMaxConnectionCache(_ count: Int) {
+        _ = ccurl_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, count)
+    }
+
     func add(_ easy: CurlEasy) {
         curl_multi_add_handle(handle, easy.handle)
     }

@@ -1,0 +1,89 @@
+import Foundation
+import Glibc
+
+/// Why a cache file operation failed: the errno, for `ENOSPC` → `no-space`.
+struct CacheFileError: Error, Sendable, CustomStringConvertible {
+    var errno: Int32
+    var operation: String
+    var path: String
+
+    var isNoSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+    var description: String { "\(operation) \(path): \(String(cString: strerror(errno)))" }
+}
+
+/// One sparse cache file, open for the engine's life: bytes land with `pwrite` at their
+/// offset (holes stay unallocated) and reach the disk with `fdatasync`.
+///
+/// Thread-safe: pwrite/pread/fdatasync on one descriptor may run on different threads.
+final class CacheFile: Sendable {
+    let path: String
+    let fd: Int32
+
+    init(path: String) throws(CacheFileError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CacheFileError(errno: EIO, operation: "mkdir", path: folder)
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CacheFileError(errno: errno, operation: "open", path: path) }
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Writes all of `bytes` at `offset`.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheFileError) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw CacheFileError(errno: errno, operation: "pwrite", path: path)
+            }
+            done += written
+        }
+    }
+
+    /// Reads `count` bytes at `offset` (short at end of file).
+    func read(at offset: Int64, count: Int) throws(CacheFileError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw CacheFileError(errno: errno, operation: "pread", path: path)
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return Array(buffer[0..<done])
+    }
+
+    /// Data written so far reaches the disk (metadata needed to read it back included).
+    func sync() throws(CacheFileError) {
+        while fdatasync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw CacheFileError(errno: errno, operation: "fdatasync", path: path)
+        }
+    }
+
+    /// Cuts or extends the file (extension leaves a hole).
+    func truncate(to size: Int64) throws(CacheFileError) {
+        while ftruncate(fd, off_t(size)) != 0 {
+            if errno == EINTR { continue }
+            throw CacheFileError(errno: errno, operation: "ftruncate", path: path)
+        }
+    }
+
+    /// The file's current size.
+    func size() throws(CacheFileError) -> Int64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw CacheFileError(errno: errno, operation: "fstat", path: path) }
+        return Int64(info.st_size)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import OfflineHTTP
+import OfflineStore
+
+/// Where an item file is fetched from.
+struct FetchOrigin: Sendable, Equatable {
+    var url: String
+    var destinationPolicy: DestinationPolicy
+}
+
+/// The narrow view of the store the range fetcher needs: where an item's bytes come from,
+/// and the durable record of which bytes are on disk and which origin version they are.
+/// Every call blocks (SQLite): call from engine threads only.
+protocol CacheIndex: Sendable {
+    func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin?
+    func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>])
+    /// Claims `ranges` are on disk (their bytes were flushed first) for `validator`.
+    func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws
+    /// Forgets every range; new bytes will belong to `validator`.
+    func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
+}
+
+/// `CacheIndex` over the library store.
+struct StoreCacheIndex: CacheIndex {
+    let store: LibraryStore
+
+    func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin? {
+        guard file == "media", let item = try store.item(id: itemID), let url = item.mediaURL else { return nil }
+        // As open as the source's own feed URL (a LAN server may serve LAN media).
+        let feedHost = try store.source(id: item.sourceID).flatMap { URL(string: $0.feedURL)?.host } ?? ""
+        return FetchOrigin(url: url, destinationPolicy: .forFeed(host: feedHost))
+    }
+
+    func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
+        try store.cacheState(itemID: itemID, file: file)
+    }
+
+    func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws {
+        try store.commitPresentRanges(itemID: itemID, file: file, ranges: ranges, validator: validator)
+    }
+
+    func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws {
+        try store.resetCache(itemID: itemID, file: file, validator: validator)
+    }
+}

@@ -1,0 +1,210 @@
+import Dispatch
+import Foundation
+import OfflineHTTP
+import OfflineStore
+import Synchronization
+
+/// One item file's cache: its sparse file, which bytes it holds, the range requests
+/// filling it and the readers waiting on it.
+///
+/// Write order (HARDENING, SQLite): bytes → `fdatasync` → commit of the range map. Readers are
+/// answered as soon as bytes are written (page cache); only the claim waits for the flush.
+/// A change of the origin's file (another validator or size) starts a new generation: the
+/// store forgets the old ranges *before* any byte of the new version is written.
+///
+/// Lock order: `commitLock` → `state`. Completions, `TransferLoop.start/cancel` and I/O
+/// never run while `state` is held (I/O may run under `commitLock`).
+final class CachedFile: Sendable {
+    let itemID: Int64
+    let key: CacheFileKey
+    let origin: FetchOrigin
+    let file: CacheFile
+    let loop: TransferLoop
+    let index: any CacheIndex
+    let settings: FetchSettings
+    let flusher: Flusher
+    /// Runs completions that must not run on the caller's thread, and deadline timers.
+    let callbacks: DispatchQueue
+    /// Serializes flush commits and generation changes, so a commit never lands after the
+    /// reset that made its bytes stale.
+    let commitLock = Mutex<Void>(())
+    let state: Mutex<CachedFileState>
+
+    /// Opens the cache file and trusts only what the store says is on disk.
+    init(itemID: Int64, key: CacheFileKey, origin: FetchOrigin, path: String, loop: TransferLoop,
+         index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue) throws {
+        self.itemID = itemID
+        self.key = key
+        self.origin = origin
+        self.loop = loop
+        self.index = index
+        self.settings = settings
+        self.flusher = flusher
+        self.callbacks = callbacks
+        file = try CacheFile(path: path)
+        var initial = CachedFileState()
+        var (validator, ranges) = try index.load(itemID: itemID, file: key)
+        // A claim the file cannot back (deleted or cut behind our back) is dropped whole.
+        if let last = ranges.last?.upperBound, try file.size() < last {
+            try index.reset(itemID: itemID, file: key, validator: nil)
+            (validator, ranges) = (nil, [])
+        }
+        initial.validator = validator
+        initial.total = validator?.totalSize
+        initial.present = RangeSet(ranges)
+        initial.committed = initial.present
+        state = Mutex(initial)
+    }
+
+    // MARK: - Readers
+
+    func isAvailable(_ range: Range<Int64>) -> Bool {
+        state.withLock { $0.isSatisfied(range) }
+    }
+
+    /// Calls `completion` once `range` is written (or fails); starts fetches as needed.
+    func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?,
+                 completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
+        enum Outcome { case ready, failed(FetchError), waiting(Int, [Int]) }
+        let outcome: Outcome = state.withLock { s in
+            if s.isSatisfied(range) { return .ready }
+            if let error = s.writeError { return .failed(error) }
+            let id = s.makeID()
+            s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), completion: completion)
+            return .waiting(id, s.plan(nearBytes: settings.nearBytes))
+        }
+        switch outcome {
+        case .ready:
+            callbacks.async { completion(.success(())) }
+            return nil
+        case .failed(let error):
+            callbacks.async { completion(.failure(error)) }
+            return nil
+        case .waiting(let id, let fetches):
+            startFetches(fetches)
+            if let deadline {
+                let seconds = deadline - .now
+                if seconds < .seconds(86_400) {
+                    let (whole, atto) = seconds.components
+                    let nanos = max(0, whole * 1_000_000_000 + atto / 1_000_000_000)
+                    callbacks.asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { [self] in
+                        endWait(id, FetchError(.timedOut, "bytes of item \(itemID) did not arrive in time", reason: .timeout))
+                    }
+                }
+            }
+            return id
+        }
+    }
+
+    /// Ends one wait early (deadline or cancel); fetches keep filling the cache.
+    func endWait(_ id: Int, _ error: FetchError) {
+        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
+        waiter.completion(.failure(error))
+    }
+
+    /// Stops every fetch and fails every waiter with `error`.
+    func cancelAll(_ error: FetchError) {
+        let (handles, waiters) = state.withLock { s in
+            var handles: [TransferHandle] = []
+            for id in Array(s.fetches.keys) where s.fetches[id]?.failure == nil {
+                s.fetches[id]?.failure = error
+                if let handle = s.fetches[id]?.handle { handles.append(handle) }
+            }
+            let waiters = Array(s.waiters.values)
+            s.waiters = [:]
+            return (handles, waiters)
+        }
+        handles.forEach(loop.cancel)
+        for waiter in waiters { waiter.completion(.failure(error)) }
+    }
+
+    struct Progress: Sendable {
+        var written: Int64
+        var committed: Int64
+        var total: Int64?
+    }
+
+    var progress: Progress {
+        state.withLock { Progress(written: $0.present.byteCount, committed: $0.committed.byteCount, total: $0.total) }
+    }
+
+    /// Whether every byte of the file is flushed and claimed; nil when its size is unknown.
+    var isCompletelyCommitted: Bool? {
+        state.withLock { s in s.total.map { s.committed.contains(0..<$0) } }
+    }
+
+    // MARK: - Durability
+
+    /// Flushes every byte written so far and claims it in the store. Blocking (fdatasync and a
+    /// commit): flusher thread or a download's thread only. Returns the sticky write error.
+    @discardableResult
+    func flush() -> FetchError? {
+        // Waiters are failed after the commit lock is released: a completion may call back in.
+        let outcome = commitLock.withLock { _ -> (error: FetchError?, isNew: Bool) in
+            let snapshot = state.withLock { s -> (ranges: [Range<Int64>], validator: CacheValidator?)? in
+                s.flushScheduled = false
+                s.urgentFlushScheduled = false
+                guard !s.unflushed.isEmpty, s.writeError == nil else { return nil }
+                defer { s.unflushed = RangeSet(); s.unflushedBytes = 0 }
+                var validator = s.validator ?? CacheValidator()
+                if validator.totalSize == nil { validator.totalSize = s.total }
+                return (s.unflushed.ranges, validator)
+            }
+            guard let snapshot else { return (state.withLock { $0.writeError }, false) }
+            do {
+                try file.sync()
+                try index.commit(itemID: itemID, file: key, ranges: snapshot.ranges, validator: snapshot.validator)
+            } catch {
+                return (Self.writeFailure(error, path: file.path), true)
+            }
+            state.withLock { s in
+                for range in snapshot.ranges { s.committed.insert(range) }
+            }
+            return (nil, false)
+        }
+        if let error = outcome.error, outcome.isNew { failWrites(error) }
+        return outcome.error
+    }
+
+    /// Forgets every byte (store first, then the file): corrupt data, an eviction.
+    func discard() throws {
+        cancelAll(FetchError(.cancelled, "the cached bytes of item \(itemID) were discarded"))
+        try commitLock.withLock { _ in
+            state.withLock { s in
+                s.startNewGeneration(validator: nil)
+                s.writeError = nil
+                s.restarts = 0
+            }
+            try index.reset(itemID: itemID, file: key, validator: nil)
+            try file.truncate(to: 0)
+        }
+    }
+
+    /// A write or flush failed: unflushed bytes are no longer trusted, waiters fail, and
+    /// nothing more is written.
+    func failWrites(_ failure: FetchError) {
+        let (handles, waiters) = state.withLock { s in
+            s.writeError = s.writeError ?? failure
+            s.present = s.committed
+            s.unflushed = RangeSet()
+            s.unflushedBytes = 0
+            var handles: [TransferHandle] = []
+            for id in Array(s.fetches.keys) {
+                if s.fetches[id]?.failure == nil { s.fetches[id]?.failure = failure }
+                if let handle = s.fetches[id]?.handle { handles.append(handle) }
+            }
+            let waiters = Array(s.waiters.values)
+            s.waiters = [:]
+            return (handles, waiters)
+        }
+        handles.forEach(loop.cancel)
+        for waiter in waiters { waiter.completion(.failure(failure)) }
+    }
+
+    static func writeFailure(_ error: any Error, path: String) -> FetchError {
+        if let error = error as? CacheFileError {
+            return FetchError(.cacheWriteFailed, error.description, reason: error.isNoSpace ? .noSpace : nil)
+        }
+        return FetchError(.cacheWriteFailed, "cannot record cached bytes of \(path): \(error)")
+    }
+}

@@ -1,0 +1,149 @@
+import OfflineHTTP
+import OfflineStore
+
+/// One range request in flight for an item file.
+struct Fetch: Sendable {
+    /// The origin version it writes for; a fetch of an older generation writes nothing.
+    var generation: Int
+    /// First byte asked.
+    let start: Int64
+    /// One past the last byte asked; `Int64.max`: to the end of the file.
+    let askedEnd: Int64
+    var handle: TransferHandle?
+    /// Next byte it writes.
+    var cursor: Int64
+    /// It stops writing here (a later fetch took over the rest, or the file ends).
+    var stop: Int64
+    /// The response head passed every check.
+    var validated = false
+    var reachedStop = false
+    /// Why it must end, decided by the cache (a bad response, a write error, a cancel).
+    var failure: FetchError?
+}
+
+/// A reader (or a download) waiting for bytes.
+struct Waiter: Sendable {
+    /// `upperBound == Int64.max`: to the end of the file, whatever its size.
+    var range: Range<Int64>
+    var readAhead: Int64
+    var completion: @Sendable (Result<Void, FetchError>) -> Void
+}
+
+/// Everything `CachedFile` guards with its lock: what is on disk, what is flushed, the
+/// fetches filling the file and the waiters. Pure bookkeeping; no I/O here.
+struct CachedFileState: Sendable {
+    var generation = 0
+    var validator: CacheValidator?
+    var total: Int64?
+    /// Written to the file (readable now), this generation.
+    var present = RangeSet()
+    /// Flushed and claimed in the store.
+    var committed = RangeSet()
+    /// Written, not yet flushed.
+    var unflushed = RangeSet()
+    var unflushedBytes: Int64 = 0
+    var flushScheduled = false
+    var urgentFlushScheduled = false
+    var fetches: [Int: Fetch] = [:]
+    var waiters: [Int: Waiter] = [:]
+    var nextID = 1
+    /// Version changes since the last fetch that completed.
+    var restarts = 0
+    /// A write or flush failed: nothing more is written until the file is discarded.
+    var writeError: FetchError?
+
+    mutating func makeID() -> Int {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    /// Where a fetch stops writing: its stop, or the end of the file when known first.
+    func limit(_ fetch: Fetch) -> Int64 { min(fetch.stop, total ?? .max) }
+
+    func isLive(_ fetch: Fetch) -> Bool {
+        fetch.generation == generation && fetch.failure == nil && !fetch.reachedStop
+    }
+
+    /// `range` cut at the end of the file when known.
+    func clamped(_ range: Range<Int64>) -> Range<Int64> {
+        guard let total else { return range }
+        let upper = min(range.upperBound, total)
+        return min(range.lowerBound, upper)..<upper
+    }
+
+    func isSatisfied(_ range: Range<Int64>) -> Bool {
+        if range.upperBound == .max && total == nil { return false }
+        return present.contains(clamped(range))
+    }
+
+    /// The end of the file is now known.
+    mutating func learnTotal(_ value: Int64) {
+        total = value
+        if validator != nil { validator?.totalSize = value }
+    }
+
+    /// Removes and returns the waiters whose bytes are all present.
+    mutating func takeSatisfiedWaiters() -> [Waiter] {
+        guard !waiters.isEmpty else { return [] }
+        var ready: [Waiter] = []
+        for (id, waiter) in waiters where isSatisfied(waiter.range) {
+            waiters[id] = nil
+            ready.append(waiter)
+        }
+        return ready
+    }
+
+    /// Makes sure every byte some waiter still lacks is on its way: bytes close ahead of a
+    /// running fetch wait for it; bytes far ahead split it (it stops there, a new fetch takes
+    /// the rest); bytes nobody fetches get a fetch up to the next held byte (plus the
+    /// waiter's read-ahead). Returns the ids of the fetches it created.
+    mutating func plan(nearBytes: Int64) -> [Int] {
+        guard writeError == nil else { return [] }
+        var created: [Int] = []
+        for id in waiters.keys.sorted() {
+            guard let waiter = waiters[id] else { continue }
+            for gap in present.gaps(in: clamped(waiter.range)) {
+                var offset = gap.lowerBound
+                while offset < gap.upperBound {
+                    if let (fetchID, fetch) = fetches.first(where: { isLive($0.value) && $0.value.cursor <= offset && offset < limit($0.value) }) {
+                        let end = limit(fetch)
+                        if offset - fetch.cursor <= nearBytes {
+                            offset = end
+                            continue
+                        }
+                        // A seek far ahead: the running fetch stops where the new one starts.
+                        fetches[fetchID]?.stop = offset
+                        created.append(addFetch(from: offset, to: end))
+                        offset = end
+                        continue
+                    }
+                    var end = gap.upperBound == .max ? Int64.max : gap.upperBound.addingReportingOverflow(waiter.readAhead).partialValue
+                    if end < gap.upperBound { end = .max }
+                    if let held = present.nextHeld(atOrAfter: offset) { end = min(end, held) }
+                    for fetch in fetches.values where isLive(fetch) && fetch.cursor > offset { end = min(end, fetch.cursor) }
+                    if let total { end = min(end, total) }
+                    created.append(addFetch(from: offset, to: end))
+                    offset = end
+                }
+            }
+        }
+        return created
+    }
+
+    private mutating func addFetch(from start: Int64, to end: Int64) -> Int {
+        let id = makeID()
+        fetches[id] = Fetch(generation: generation, start: start, askedEnd: end, cursor: start, stop: end)
+        return id
+    }
+
+    /// Forgets every byte: the next bytes belong to another version of the file.
+    mutating func startNewGeneration(validator: CacheValidator?) {
+        generation += 1
+        self.validator = validator
+        total = validator?.totalSize
+        present = RangeSet()
+        committed = RangeSet()
+        unflushed = RangeSet()
+        unflushedBytes = 0
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Batches the "flush, then claim" step of every item file on a thread of its own:
+/// `fdatasync` and the store commit block, and readers must never wait on them.
+///
+/// A file asks to be flushed when it first gets unflushed bytes (due after the flush
+/// interval) and again, urgently, when enough bytes are unflushed. One commit then covers
+/// everything written meanwhile, so throughput does not pay a commit per buffer.
+final class Flusher: @unchecked Sendable {
+    // @unchecked: `due` and `stopping` are protected by `condition` (the lock it waits on).
+    private let condition = NSCondition()
+    private var due: [ObjectIdentifier: (file: CachedFile, at: Date)] = [:]  // protected by condition
+    private var stopping = false  // protected by condition
+    private let exited = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in run() }
+        thread.name = "offlinefs.flusher"
+        thread.start()
+    }
+
+    /// Flushes `file` after `delay` (zero: now), unless it is already due sooner.
+    func schedule(_ file: CachedFile, after delay: Duration) {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let at = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        let key = ObjectIdentifier(file)
+        if let current = due[key], current.at <= at {
+            condition.unlock()
+            return
+        }
+        due[key] = (file, at)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Flushes what is due, then ends the thread.
+    func stop() {
+        condition.lock()
+        let first = !stopping
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        if first { exited.wait() }
+    }
+
+    private func run() {
+        condition.lock()
+        while true {
+            let now = Date()
+            let ready = due.filter { stopping || $0.value.at <= now }
+            if ready.isEmpty {
+                if stopping { break }
+                if let next = due.values.map(\.at).min() {
+                    _ = condition.wait(until: next)
+                } else {
+                    condition.wait()
+                }
+                continue
+            }
+            for key in ready.keys { due[key] = nil }
+            condition.unlock()
+            for entry in ready.values { _ = entry.file.flush() }
+            condition.lock()
+        }
+        condition.unlock()
+        exited.signal()
+    }
+}

@@ -1,0 +1,45 @@
+import OfflineStore
+
+/// How one whole-item download ended, with the state it left the item in.
+public struct DownloadResult: Sendable, Equatable, CustomStringConvertible {
+    public var itemID: Int64
+    public var state: ItemState
+    public var error: ItemErrorCode?
+    public var message: String
+
+    public var succeeded: Bool { state == .cached }
+
+    public var description: String {
+        error.map { "\(state.rawValue) (\($0.rawValue)): \(message)" } ?? "\(state.rawValue): \(message)"
+    }
+}
+
+extension FetchError {
+    /// The item error code (DESIGN §1) a download records for this failure.
+    var itemErrorCode: ItemErrorCode {
+        switch reason {
+        case .noNetwork: .noNetwork
+        case .timeout: .timeout
+        case .network, .contentChanged: .networkError
+        case .httpStatus: .httpError
+        case .noSpace: .noSpace
+        case nil:
+            switch code {
+            case .unavailable: .noNetwork
+            case .timedOut: .timeout
+            case .originError: .networkError
+            case .noSuchItem: .contentNotFound
+            case .cacheWriteFailed: .downloadFailed
+            case .cancelled: .cancelled
+            }
+        }
+    }
+
+    /// Transient failures leave the item `idle` (it resumes later); the rest `failed`.
+    var isTransient: Bool {
+        switch itemErrorCode {
+        case .noNetwork, .timeout, .networkError: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Dispatch
+import Foundation
+import OfflineHTTP
+import OfflineStore
+
+/// Downloads whole items into the cache through the range fetcher (asking for every missing
+/// byte), verifies them, and records their state: `downloading` → `cached`, or `idle`
+/// (transient: network, timeout) / `failed` (http-error, corrupted, no-space …).
+///
+/// The seam for the scheduler: it decides when and how many; `download` does one item,
+/// blocking the calling thread (never call it from Swift's cooperative pool).
+public final class Downloader: Sendable {
+    private let store: LibraryStore
+    private let fetcher: RangeFetcher
+    /// Resumes right away after a transient failure this many times within one `download`
+    /// (back-off between attempts is the scheduler's).
+    public let attemptsPerDownload: Int
+
+    public init(store: LibraryStore, fetcher: RangeFetcher, attemptsPerDownload: Int = 3) {
+        self.store = store
+        self.fetcher = fetcher
+        self.attemptsPerDownload = max(1, attemptsPerDownload)
+    }
+
+    /// Downloads and verifies the media of `itemID`. Blocking.
+    public func download(itemID: Int64) -> DownloadResult {
+        do {
+            guard let item = try store.item(id: itemID) else {
+                return DownloadResult(itemID: itemID, state: .failed, error: .contentNotFound, message: "no item with id \(itemID)")
+            }
+            guard item.type != .hls else {
+                return try finish(item, .failed, .downloadFailed, "HLS downloads are not supported yet")
+            }
+            guard item.mediaURL != nil else {
+                return try finish(item, .failed, .contentNotFound, "the item has no media URL (metadata pending)")
+            }
+            try store.setState(itemID: itemID, state: .downloading)
+            var lastError = FetchError(.unavailable, "not attempted")
+            attempts: for _ in 0..<attemptsPerDownload {
+                switch fetchAll(itemID: itemID) {
+                case .success:
+                    return try verify(item)
+                case .failure(let error):
+                    lastError = error
+                    // What did arrive becomes durable now, so progress survives the pause.
+                    _ = try? fetcher.flush(itemID: itemID, file: "media")
+                    if !error.isTransient { break attempts }
+                }
+            }
+            let state: ItemState = lastError.isTransient ? .idle : .failed
+            return try finish(item, state, lastError.itemErrorCode, lastError.message)
+        } catch {
+            return DownloadResult(itemID: itemID, state: .failed, error: .downloadFailed, message: "library database: \(error)")
+        }
+    }
+
+    /// Stops the transfers of a running download; `download` returns `cancelled`.
+    public func cancel(itemID: Int64) {
+        fetcher.cancel(itemID: itemID)
+    }
+
+    /// Waits until every byte of the media is written (fetching what is missing).
+    private func fetchAll(itemID: Int64) -> Result<Void, FetchError> {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = OutcomeBox()
+        fetcher.whenAvailable(itemID: itemID, file: "media", range: ByteRange(0, .max), readAhead: 0,
+                              deadline: .now + .seconds(365 * 86_400)) { result in
+            outcome.set(result)
+            done.signal()
+        }
+        done.wait()
+        return outcome.get()
+    }
+
+    /// Size and checksum before the item may be called `cached`; corrupt bytes are discarded.
+    private func verify(_ item: Item) throws -> DownloadResult {
+        let size: Int64
+        switch Result(catching: { () throws(FetchError) -> Int64? in try fetcher.flush(itemID: item.id, file: "media") }) {
+        case .success(let committed?):
+            size = committed
+        case .success(nil):
+            return try finish(item, .idle, .networkError, "bytes are missing after the transfer ended")
+        case .failure(let error):
+            return try finish(item, error.isTransient ? .idle : .failed, error.itemErrorCode, error.message)
+        }
+        if let expected = item.sha256?.lowercased(), !expected.isEmpty {
+            let actual: String
+            do {
+                actual = try fetcher.sha256(itemID: item.id, file: "media", length: size)
+            } catch {
+                return try corrupted(item, "cannot read the downloaded file back: \(error.message)")
+            }
+            guard actual == expected else {
+                return try corrupted(item, "sha256 \(actual) of \(size) bytes differs from the catalog's \(expected)")
+            }
+        }
+        if item.size != size {
+            // The catalog's size was wrong (or missing): the origin's is the truth.
+            try store.setSize(itemID: item.id, size)
+        }
+        try store.setDownloaded(itemID: item.id, at: store.clock())
+        return try finish(item, .cached, nil, "\(size) bytes verified")
+    }
+
+    private func corrupted(_ item: Item, _ message: String) throws -> DownloadResult {
+        try? fetcher.discard(itemID: item.id, file: "media")
+        return try finish(item, .failed, .corrupted, message)
+    }
+
+    private func finish(_ item: Item, _ state: ItemState, _ error: ItemErrorCode?, _ message: String) throws -> DownloadResult {
+        try store.setState(itemID: item.id, state: state, error: error, detail: error == nil ? nil : message)
+        return DownloadResult(itemID: item.id, state: state, error: error, message: message)
+    }
+}
+
+/// Hands a result from the completion's thread to the waiting one.
+private final class OutcomeBox: @unchecked Sendable {
+    // @unchecked: written once before the semaphore is signalled, read after the wait.
+    private var result: Result<Void, FetchError> = .failure(FetchError(.cancelled, "no result"))
+    func set(_ value: Result<Void, FetchError>) { result = value }
+    func get() -> Result<Void, FetchError> { result }
+}

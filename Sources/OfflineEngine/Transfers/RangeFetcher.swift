@@ -1,0 +1,171 @@
+import Dispatch
+import Foundation
+import OfflineHTTP
+import OfflineStore
+import Synchronization
+
+/// "Give me bytes [a, b) of item X": answered from the cache file, or fetched from the origin
+/// with range requests into it. The one byte source of the engine: the FUSE mount reads
+/// through it, and a whole-file download is the same mechanism asking for every missing byte.
+///
+/// - Concurrent requests for overlapping bytes share one transfer; a request far ahead of a
+///   running transfer starts its own range (see `FetchSettings.nearBytes`).
+/// - Waiters are told as soon as bytes are written (before they are flushed); the flusher
+///   makes them durable and claims them in the store in batches.
+/// - After a crash only committed ranges are trusted (`CachedFile.init`).
+///
+/// Lock order: `files` → `CachedFile`'s locks. Nothing is called back under `files`.
+public final class RangeFetcher: ItemByteSource {
+    public let cacheFolder: URL
+    private let loop: TransferLoop
+    private let index: any CacheIndex
+    private let settings: FetchSettings
+    private let flusher = Flusher()
+    private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
+    private let files = Mutex<[FileID: CachedFile]>([:])
+    private let readers = Mutex<[Int64: Int]>([:])
+
+    private struct FileID: Hashable, Sendable {
+        var itemID: Int64
+        var key: CacheFileKey
+    }
+
+    /// Cache files live in `<library>/cache/<item id>/<file>`.
+    public convenience init(store: LibraryStore, loop: TransferLoop, settings: FetchSettings = FetchSettings()) {
+        self.init(cacheFolder: store.folder.appendingPathComponent("cache", isDirectory: true),
+                  index: StoreCacheIndex(store: store), loop: loop, settings: settings)
+    }
+
+    init(cacheFolder: URL, index: any CacheIndex, loop: TransferLoop, settings: FetchSettings) {
+        self.cacheFolder = cacheFolder
+        self.index = index
+        self.loop = loop
+        self.settings = settings
+    }
+
+    /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
+    public func shutdown() {
+        let all = files.withLock { Array($0.values) }
+        for file in all { file.cancelAll(FetchError(.cancelled, "the engine is stopping")) }
+        for file in all { file.flush() }
+        flusher.stop()
+    }
+
+    // MARK: - ItemByteSource
+
+    public func cacheFilePath(itemID: Int64, file: CacheFileKey) -> String {
+        cacheFolder.appendingPathComponent(String(itemID), isDirectory: true).appendingPathComponent(file).path
+    }
+
+    public func isAvailable(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
+        guard let cached = try? cachedFile(itemID: itemID, key: file) else { return false }
+        return cached.isAvailable(range.start..<range.end)
+    }
+
+    @discardableResult
+    public func whenAvailable(
+        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
+        deadline: ContinuousClock.Instant,
+        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
+    ) -> any FetchTicket {
+        let cached: CachedFile
+        do {
+            cached = try cachedFile(itemID: itemID, key: file)
+        } catch {
+            callbacks.async { completion(.failure(error)) }
+            return Ticket(file: nil, waiterID: nil)
+        }
+        let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, completion: completion)
+        return Ticket(file: cached, waiterID: id)
+    }
+
+    public func readerOpened(itemID: Int64) {
+        readers.withLock { $0[itemID, default: 0] += 1 }
+    }
+
+    public func readerClosed(itemID: Int64) {
+        readers.withLock { counts in
+            let left = (counts[itemID] ?? 1) - 1
+            counts[itemID] = left > 0 ? left : nil
+        }
+    }
+
+    /// Whether a reader has the item open (it must not be evicted).
+    public func isOpen(itemID: Int64) -> Bool {
+        readers.withLock { $0[itemID] != nil }
+    }
+
+    // MARK: - For downloads and the scheduler
+
+    /// Bytes written, bytes durable, and the file's size when known.
+    public func progress(itemID: Int64, file: CacheFileKey) -> (written: Int64, committed: Int64, total: Int64?) {
+        guard let cached = try? cachedFile(itemID: itemID, key: file) else { return (0, 0, nil) }
+        let progress = cached.progress
+        return (progress.written, progress.committed, progress.total)
+    }
+
+    /// Flushes and claims every byte written so far. Blocking: not on the cooperative pool.
+    /// - Returns: the file's size when every byte of it is now durable, nil otherwise.
+    public func flush(itemID: Int64, file: CacheFileKey) throws(FetchError) -> Int64? {
+        let cached = try cachedFile(itemID: itemID, key: file)
+        if let error = cached.flush() { throw error }
+        guard cached.isCompletelyCommitted == true else { return nil }
+        return cached.progress.total
+    }
+
+    /// Lowercase hex SHA-256 of the first `length` bytes of the cache file. Blocking.
+    public func sha256(itemID: Int64, file: CacheFileKey, length: Int64) throws(FetchError) -> String {
+        let cached = try cachedFile(itemID: itemID, key: file)
+        do {
+            return try SHA256Digest.hex(ofDescriptor: cached.file.fd, length: length, path: cached.file.path)
+        } catch {
+            throw FetchError(.cacheWriteFailed, "cannot read back \(cached.file.path): \(error)")
+        }
+    }
+
+    /// Forgets every cached byte of the file (store first, then disk) and stops its fetches.
+    public func discard(itemID: Int64, file: CacheFileKey) throws {
+        try cachedFile(itemID: itemID, key: file).discard()
+    }
+
+    /// Stops every transfer of the item; waiters fail with `.cancelled`.
+    public func cancel(itemID: Int64) {
+        let matching = files.withLock { $0.filter { $0.key.itemID == itemID }.map(\.value) }
+        for file in matching { file.cancelAll(FetchError(.cancelled, "transfers of item \(itemID) cancelled")) }
+    }
+
+    // MARK: - Files
+
+    private func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
+        let id = FileID(itemID: itemID, key: key)
+        return try files.withLock { files throws(FetchError) -> CachedFile in
+            if let existing = files[id] { return existing }
+            let origin: FetchOrigin?
+            do {
+                origin = try index.origin(itemID: itemID, file: key)
+            } catch {
+                throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
+            }
+            guard let origin else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
+            do {
+                let cached = try CachedFile(
+                    itemID: itemID, key: key, origin: origin, path: cacheFilePath(itemID: itemID, file: key),
+                    loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks)
+                files[id] = cached
+                return cached
+            } catch {
+                throw CachedFile.writeFailure(error, path: cacheFilePath(itemID: itemID, file: key))
+            }
+        }
+    }
+
+    private struct Ticket: FetchTicket {
+        let file: CachedFile?
+        let waiterID: Int?
+
+        func cancel() {
+            guard let file, let waiterID else { return }
+            file.endWait(waiterID, FetchError(.cancelled, "the reader stopped waiting"))
+        }
+    }
+}

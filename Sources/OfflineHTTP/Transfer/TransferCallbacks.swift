@@ -1,0 +1,50 @@
+import Synchronization
+
+/// What a `TransferLoop` calls while one transfer runs. Every callback runs on the loop's
+/// thread, in order: `head` once (before any body byte, or at the end for an empty body),
+/// `body` for each chunk, `complete` exactly once. Callbacks must not block: every other
+/// transfer waits while one runs.
+public struct TransferCallbacks: Sendable {
+    /// The final response's status and headers (after redirects). Returning false refuses
+    /// the response: the transfer stops and `complete` gets a `.cancelled` error.
+    public var head: @Sendable (_ status: Int, _ headers: HTTPHeaders) -> Bool
+    /// A chunk of body bytes, valid only during the call. Returning false stops the transfer
+    /// (`complete` then gets `.cancelled`); the consumer knows whether that was a success.
+    public var body: @Sendable (_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// The end: nil when the exchange finished normally (any status), else why it did not.
+    public var complete: @Sendable (_ error: HTTPError?) -> Void
+
+    public init(
+        head: @escaping @Sendable (_ status: Int, _ headers: HTTPHeaders) -> Bool = { _, _ in true },
+        body: @escaping @Sendable (_ bytes: UnsafeRawBufferPointer) -> Bool,
+        complete: @escaping @Sendable (_ error: HTTPError?) -> Void
+    ) {
+        self.head = head
+        self.body = body
+        self.complete = complete
+    }
+}
+
+/// One transfer started on a `TransferLoop`: the key to cancel it and its live counters,
+/// readable from any thread (progress bars, speed).
+public final class TransferHandle: Sendable, Hashable {
+    public let id: UInt64
+    private let received = Atomic<Int64>(0)
+    private let expected = Atomic<Int64>(-1)
+
+    init(id: UInt64) { self.id = id }
+
+    /// Body bytes received so far.
+    public var bytesReceived: Int64 { received.load(ordering: .relaxed) }
+    /// The body length the response announced (`Content-Length`), when it did.
+    public var bytesExpected: Int64? {
+        let value = expected.load(ordering: .relaxed)
+        return value >= 0 ? value : nil
+    }
+
+    func add(_ count: Int) { received.add(Int64(count), ordering: .relaxed) }
+    func setExpected(_ count: Int64?) { expected.store(count ?? -1, ordering: .relaxed) }
+
+    public static func == (lhs: TransferHandle, rhs: TransferHandle) -> Bool { lhs.id == rhs.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}

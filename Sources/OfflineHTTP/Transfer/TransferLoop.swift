@@ -1,0 +1,177 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Many streaming HTTP transfers on one libcurl multi handle, driven by a thread of its own
+/// (never Swift's cooperative pool: `curl_multi_poll` blocks). Connections are reused
+/// (keep-alive) and HTTP/2 is multiplexed where the origin offers it.
+///
+/// `start` and `cancel` may be called from any thread, including from inside a callback;
+/// they queue a command and wake the loop with `curl_multi_wakeup`. Callbacks run on the
+/// loop thread (see `TransferCallbacks`).
+///
+/// Lock order: `commands` is the only lock; callbacks never run while it is held.
+public final class TransferLoop: Sendable {
+    public struct Configuration: Sendable {
+        /// Connections to one host at once (HTTP/1.1 needs one per parallel transfer).
+        public var maxHostConnections: Int
+        /// Connections kept open for reuse.
+        public var maxConnectionCache: Int
+        public var userAgent: String
+
+        public init(maxHostConnections: Int = 16, maxConnectionCache: Int = 32,
+                    userAgent: String = "offlinefs/\(OfflineVersion.string)") {
+            self.maxHostConnections = maxHostConnections
+            self.maxConnectionCache = maxConnectionCache
+            self.userAgent = userAgent
+        }
+    }
+
+    private struct Start: Sendable {
+        var handle: TransferHandle
+        var request: HTTPRequest
+        var callbacks: TransferCallbacks
+    }
+
+    private struct Commands: Sendable {
+        var starts: [Start] = []
+        var cancels: [UInt64] = []
+        var stopping = false
+        var stopped = false
+    }
+
+    /// Owned by the loop thread; only `wakeup` is called from other threads (thread-safe in
+    /// libcurl).
+    private final class Context: @unchecked Sendable {
+        let multi: CurlMulti
+        init(multi: CurlMulti) { self.multi = multi }
+    }
+
+    /// State of one running transfer, touched only on the loop thread.
+    private final class Active {
+        let handle: TransferHandle
+        let transfer: CurlTransfer
+        let callbacks: TransferCallbacks
+        init(handle: TransferHandle, transfer: CurlTransfer, callbacks: TransferCallbacks) {
+            self.handle = handle
+            self.transfer = transfer
+            self.callbacks = callbacks
+        }
+    }
+
+    private let configuration: Configuration
+    private let context: Context
+    private let commands = Mutex(Commands())
+    private let nextID = Atomic<UInt64>(1)
+    private let exited = DispatchSemaphore(value: 0)
+
+    public init(configuration: Configuration = Configuration()) throws(HTTPError) {
+        self.configuration = configuration
+        let multi = try CurlMulti()
+        multi.setMaxHostConnections(configuration.maxHostConnections)
+        multi.setMaxConnectionCache(configuration.maxConnectionCache)
+        context = Context(multi: multi)
+        let thread = Thread { [self] in run() }
+        thread.name = "offlinefs.transfers"
+        thread.start()
+    }
+
+    /// Starts `request`; the callbacks run on the loop thread. Never blocks.
+    @discardableResult
+    public func start(_ request: HTTPRequest, _ callbacks: TransferCallbacks) -> TransferHandle {
+        let handle = TransferHandle(id: nextID.add(1, ordering: .relaxed).oldValue)
+        let accepted = commands.withLock { commands in
+            guard !commands.stopping else { return false }
+            commands.starts.append(Start(handle: handle, request: request, callbacks: callbacks))
+            return true
+        }
+        if accepted {
+            context.multi.wakeup()
+        } else {
+            callbacks.complete(HTTPError(.cancelled, "\(request.url): the transfer loop has stopped"))
+        }
+        return handle
+    }
+
+    /// Stops a transfer; its `complete` runs with `.cancelled` unless it already ran.
+    public func cancel(_ handle: TransferHandle) {
+        commands.withLock { $0.cancels.append(handle.id) }
+        context.multi.wakeup()
+    }
+
+    /// Cancels every transfer, waits for the loop thread to end. Idempotent.
+    public func shutdown() {
+        let first = commands.withLock { commands in
+            defer { commands.stopping = true }
+            return !commands.stopping
+        }
+        guard first else { return }
+        context.multi.wakeup()
+        exited.wait()
+    }
+
+    // MARK: - The loop thread
+
+    private func run() {
+        let multi = context.multi
+        var active: [UnsafeMutableRawPointer: Active] = [:]
+        var byID: [UInt64: UnsafeMutableRawPointer] = [:]
+
+        func finish(_ easy: UnsafeMutableRawPointer, _ error: HTTPError?) {
+            guard let entry = active.removeValue(forKey: easy) else { return }
+            byID[entry.handle.id] = nil
+            multi.remove(entry.transfer.easy)
+            entry.callbacks.complete(error)
+        }
+
+        while true {
+            let batch = commands.withLock { commands in
+                defer { commands.starts = []; commands.cancels = [] }
+                return commands
+            }
+            for start in batch.starts {
+                do {
+                    let entry = try makeTransfer(start)
+                    active[entry.transfer.easy.handle] = entry
+                    byID[start.handle.id] = entry.transfer.easy.handle
+                    multi.add(entry.transfer.easy)
+                } catch {
+                    start.callbacks.complete(error)
+                }
+            }
+            for id in batch.cancels {
+                guard let easy = byID[id], let entry = active[easy] else { continue }
+                finish(easy, HTTPError(.cancelled, "\(entry.transfer.request.url): cancelled"))
+            }
+            if batch.stopping {
+                for easy in Array(active.keys) {
+                    finish(easy, HTTPError(.cancelled, "the transfer loop is shutting down"))
+                }
+                break
+            }
+            _ = multi.perform()
+            while let done = multi.nextDone() {
+                guard let entry = active[done.easy] else { continue }
+                finish(done.easy, entry.transfer.finish(done.result))
+            }
+            // Returns at once on socket activity, a curl timer or a wakeup from start/cancel.
+            multi.poll(milliseconds: active.isEmpty ? 10_000 : 1000)
+        }
+        exited.signal()
+    }
+
+    private func makeTransfer(_ start: Start) throws(HTTPError) -> Active {
+        let transfer = try CurlTransfer(start.request, userAgent: configuration.userAgent)
+        let handle = start.handle
+        let callbacks = start.callbacks
+        transfer.onHead = { status, headers in
+            handle.setExpected(headers["content-length"].flatMap { Int64($0) })
+            return callbacks.head(status, headers)
+        }
+        transfer.onBody = { bytes in
+            handle.add(bytes.count)
+            return callbacks.body(bytes)
+        }
+        return Active(handle: handle, transfer: transfer, callbacks: callbacks)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+internal import GRDB
+
+/// The validator each item file's cached bytes belong to (see `CacheValidator`), kept in the
+/// same transactions as the range map so the two never disagree after a crash.
+extension LibraryStore {
+    /// The validator of one item file and its present ranges, read together.
+    public func cacheState(itemID: Int64, file: String) throws -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
+        try read { db in
+            let validator = try Row.fetchOne(db, sql: """
+                SELECT etag, lastModified, totalSize FROM cacheValidator WHERE itemID = ? AND file = ?
+                """, arguments: [itemID, file]).map { row in
+                CacheValidator(etag: row[0], lastModified: row[1], totalSize: row[2])
+            }
+            return (validator, try Self.fetchRanges(db, itemID: itemID, file: file))
+        }
+    }
+
+    /// Records `ranges` of `file` as present (merged with what is there) and the validator
+    /// they belong to, in one transaction. Call only after the bytes are flushed.
+    /// - Throws: `.unknownItem`.
+    public func commitPresentRanges(itemID: Int64, file: String, ranges: [Range<Int64>],
+                                    validator: CacheValidator?) throws {
+        try write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM item WHERE id = ?", arguments: [itemID]) == true else {
+                throw StoreError(.unknownItem, "no item with id \(itemID)")
+            }
+            try Self.upsertValidator(db, itemID: itemID, file: file, validator)
+            var added: Int64 = 0
+            for range in ranges where !range.isEmpty {
+                precondition(range.lowerBound >= 0, "byte ranges start at 0 or later")
+                added += try Self.insertRange(db, itemID: itemID, file: file, range: range)
+            }
+            if added != 0 && Self.countsTowardMedia(file) {
+                try db.execute(sql: "UPDATE item SET bytesPresent = bytesPresent + ? WHERE id = ?", arguments: [added, itemID])
+            }
+        }
+    }
+
+    /// Forgets every present range of `file` and records the validator new bytes will
+    /// belong to (nil: none yet), in one transaction: the origin changed, or the bytes were
+    /// found corrupt.
+    public func resetCache(itemID: Int64, file: String, validator: CacheValidator?) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM cacheRange WHERE itemID = ? AND file = ?", arguments: [itemID, file])
+            try db.execute(sql: """
+                UPDATE item SET bytesPresent = (SELECT ifnull(sum("end" - start), 0) FROM cacheRange
+                    WHERE itemID = ?1 AND file <> 'thumbnail' AND file NOT LIKE 'subtitle.%') WHERE id = ?1
+                """, arguments: [itemID])
+            try Self.upsertValidator(db, itemID: itemID, file: file, validator)
+        }
+    }
+
+    private static func upsertValidator(_ db: Database, itemID: Int64, file: String, _ validator: CacheValidator?) throws {
+        guard let validator else {
+            try db.execute(sql: "DELETE FROM cacheValidator WHERE itemID = ? AND file = ?", arguments: [itemID, file])
+            return
+        }
+        try db.cachedStatement(sql: """
+            INSERT INTO cacheValidator (itemID, file, etag, lastModified, totalSize) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (itemID, file) DO UPDATE SET etag = excluded.etag, lastModified = excluded.lastModified,
+                totalSize = excluded.totalSize
+            """).execute(arguments: [itemID, file, validator.etag, validator.lastModified, validator.totalSize])
+    }
+
+    /// Merges one range into the map; returns how many bytes it added.
+    private static func insertRange(_ db: Database, itemID: Int64, file: String, range: Range<Int64>) throws -> Int64 {
+        let touching = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT start, "end" FROM cacheRange WHERE itemID = ? AND file = ? AND start <= ? AND "end" >= ?
+            """), arguments: [itemID, file, range.upperBound, range.lowerBound])
+        var merged = range
+        var removed: Int64 = 0
+        for row in touching {
+            let start: Int64 = row[0], end: Int64 = row[1]
+            merged = min(merged.lowerBound, start)..<max(merged.upperBound, end)
+            removed += end - start
+        }
+        try db.cachedStatement(sql: """
+            DELETE FROM cacheRange WHERE itemID = ? AND file = ? AND start <= ? AND "end" >= ?
+            """).execute(arguments: [itemID, file, range.upperBound, range.lowerBound])
+        try db.cachedStatement(sql: #"INSERT INTO cacheRange (itemID, file, start, "end") VALUES (?, ?, ?, ?)"#)
+            .execute(arguments: [itemID, file, merged.lowerBound, merged.upperBound])
+        return Int64(merged.count) - removed
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import OfflineEngine
+import OfflineHTTP
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// The range fetch API the mount reads through (`ItemByteSource`).
+@Suite struct RangeFetchTests {
+    @Test func overlappingConcurrentRequestsShareOneTransfer() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 4 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 9)
+        // Given an origin slow to answer, so every request below arrives while one is in flight
+        fixture.origin.setFault("/v.mp4", .latency(milliseconds: 200))
+        // When 8 readers ask at once for overlapping bytes of the first MiB (the first with read-ahead)
+        let results = Box<[Result<Void, FetchError>]>([])
+        let done = DispatchGroup()
+        let ranges: [Range<Int64>] = [0..<65_536, 1000..<50_000, 0..<1_000_000, 500_000..<600_000,
+                                      65_536..<131_072, 900_000..<1_048_576, 10..<20, 300_000..<700_000]
+        for (index, range) in ranges.enumerated() {
+            done.enter()
+            fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(range.lowerBound, range.upperBound),
+                                          readAhead: index == 0 ? 1 << 20 : 0, deadline: .now + .seconds(10)) { result in
+                results.value.append(result)
+                done.leave()
+            }
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        // Then every reader got its bytes from one upstream transfer
+        #expect(results.value.count == ranges.count)
+        #expect(results.value.allSatisfy { if case .success = $0 { true } else { false } })
+        let requests = fixture.origin.requests(for: "/v.mp4")
+        #expect(requests.count == 1, "\(requests)")
+        #expect(requests.first?.header("range") == "bytes=0-1114111")
+        for range in ranges {
+            #expect(try fixture.cachedBytes(item, range) == GeneratedBytes(size: size, seed: 9).bytes(in: range))
+        }
+    }
+
+    @Test func farRequestStartsItsOwnRange() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 8 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 4)
+        // Given a whole-file download trickling from the start
+        fixture.origin.setFault("/v.mp4", .trickle(bytesPerSecond: 4 << 20), times: 1)
+        let download = Box<DownloadResult?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread { download.value = fixture.download(item); finished.signal() }.start()
+        while fixture.origin.requests(for: "/v.mp4").isEmpty { usleep(1000) }
+        // When a reader seeks far ahead
+        let far: Range<Int64> = (6 << 20)..<((6 << 20) + 100_000)
+        let started = ContinuousClock.now
+        let result = fixture.fetch(item, far, timeout: .seconds(5))
+        // Then it is answered by a range of its own, long before the download gets there
+        guard case .success = result else { Issue.record("far read failed: \(result)"); return }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        let requests = fixture.origin.requests(for: "/v.mp4")
+        #expect(requests.count == 2)
+        // (open-ended when the first answer's head, with the size, had not arrived yet)
+        #expect(["bytes=\(6 << 20)-\(size - 1)", "bytes=\(6 << 20)-"].contains(requests.last?.header("range")))
+        #expect(try fixture.cachedBytes(item, far) == GeneratedBytes(size: size, seed: 4).bytes(in: far))
+        // And the download completes from both transfers, without fetching bytes twice
+        #expect(finished.wait(timeout: .now() + 20) == .success)
+        #expect(download.value?.state == .cached, "\(String(describing: download.value))")
+        #expect(fixture.origin.bodyBytesSent(for: "/v.mp4") < size + (1 << 20))
+    }
+
+    @Test func readersGetBytesBeforeTheFlush() throws {
+        // Given a fetcher that would flush only after a minute
+        let fixture = try TransferFixture(settings: FetchSettings(
+            timeouts: TransferFixture.testSettings.timeouts, flushBytes: 1 << 40, flushInterval: .seconds(60)))
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 1 << 20, seed: 8)
+        // When a reader asks for bytes
+        let result = fixture.fetch(item, 0..<200_000)
+        // Then it has them (readable in the cache file) while the store claims nothing yet
+        guard case .success = result else { Issue.record("\(result)"); return }
+        #expect(fixture.fetcher.isAvailable(itemID: item.id, file: "media", range: ByteRange(0, 200_000)))
+        #expect(try fixture.cachedBytes(item, 0..<200_000) == GeneratedBytes(size: 1 << 20, seed: 8).bytes(in: 0..<200_000))
+        #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
+        // And once flushed, the store claims exactly what was written
+        let durable = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        #expect(durable == nil)  // not the whole file
+        let claimed = try fixture.store.presentRanges(itemID: item.id, file: "media")
+        #expect(claimed.count == 1 && claimed[0].lowerBound == 0 && claimed[0].upperBound >= 200_000)
+    }
+
+    @Test func cachedBytesNeedNoRequest() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 300_000, seed: 2)
+        #expect(fixture.download(item).state == .cached)
+        fixture.origin.clearLog()
+        try fixture.restartEngine()
+        // After a restart the committed bytes are available at once, from memory
+        #expect(fixture.fetcher.isAvailable(itemID: item.id, file: "media", range: ByteRange(0, 300_000)))
+        guard case .success = fixture.fetch(item, 1000..<250_000) else { Issue.record("cached read failed"); return }
+        #expect(fixture.origin.requests.isEmpty)
+    }
+
+    @Test func deadlineBoundsAWait() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 100_000, seed: 2)
+        fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 30))
+        let started = ContinuousClock.now
+        let result = fixture.fetch(item, 0..<1000, timeout: .milliseconds(200))
+        #expect(ContinuousClock.now - started < .seconds(1))
+        guard case .failure(let error) = result else { Issue.record("expected a timeout"); return }
+        #expect(error.code == .timedOut)
+        fixture.origin.releaseStalls()
+    }
+
+    @Test func cancelledTicketCompletesAtOnce() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 100_000, seed: 2)
+        fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 30))
+        let outcome = Box<Result<Void, FetchError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let ticket = fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, 10), readAhead: 0,
+                                                   deadline: .now + .seconds(10)) { result in
+            outcome.value = result
+            done.signal()
+        }
+        ticket.cancel()
+        #expect(done.wait(timeout: .now() + 1) == .success)
+        if case .failure(let error)? = outcome.value { #expect(error.code == .cancelled) } else { Issue.record("not cancelled") }
+        fixture.origin.releaseStalls()
+    }
+
+    @Test func unknownItemIsNoSuchItem() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let result = fixture.fetch(try fixture.addItem("v.mp4", size: 10, seed: 1), 0..<10)
+        guard case .success = result else { Issue.record("\(result)"); return }
+        let done = DispatchSemaphore(value: 0)
+        let error = Box<FetchError?>(nil)
+        fixture.fetcher.whenAvailable(itemID: 9999, file: "media", range: ByteRange(0, 1), readAhead: 0,
+                                      deadline: .now + .seconds(1)) { result in
+            if case .failure(let e) = result { error.value = e }
+            done.signal()
+        }
+        done.wait()
+        #expect(error.value?.code == .noSuchItem)
+    }
+}
