@@ -17,15 +17,38 @@ public final class EngineLock: Sendable {
             throw EngineError.invalidArgument("cannot open \(path): \(String(cString: strerror(errno)))")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
             close(fd)
+            let holder = Self.holder(folder: folder)
+            let mountedOn = holder?.mountpoint.map { ", mounted on \($0)" } ?? ""
             throw EngineError.invalidArgument(
-                "another engine is running on this library (pid \(holder?.isEmpty == false ? holder! : "unknown"))")
+                "another engine is running on this library (pid \(holder.map { String($0.pid) } ?? "unknown")\(mountedOn))")
         }
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         self.fd = fd
+        record(mountpoint: nil)
+    }
+
+    /// Writes the holder's pid and, when mounted, the mount point into the lock file
+    /// (again after a daemonizing fork, which changes the pid).
+    public func record(mountpoint: String?) {
+        var text = "\(getpid())\n"
+        if let mountpoint {
+            // No URL standardizing: resolving the path would stat the mount point, and a
+            // mount process that stats its own mount before serving it deadlocks.
+            let absolute = mountpoint.hasPrefix("/") ? mountpoint : FileManager.default.currentDirectoryPath + "/" + mountpoint
+            text += absolute + "\n"
+        }
+        let bytes = Array(text.utf8)
+        _ = ftruncate(fd, 0)
+        _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// The pid and mount point written by the engine holding the lock, if any.
+    public static func holder(folder: URL) -> (pid: Int32, mountpoint: String?)? {
+        let path = folder.appendingPathComponent(fileName).path
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n").map(String.init)
+        guard let pid = lines.first.flatMap({ Int32($0) }) else { return nil }
+        return (pid, lines.count > 1 ? lines[1] : nil)
     }
 
     deinit {

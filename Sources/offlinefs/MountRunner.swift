@@ -26,9 +26,17 @@ struct MountRunner {
             return handler
         }
 
-        let byteSource = ByteSourceWiring.byteSource(for: opened)
-        let fileSystem = OfflineFileSystem(library: opened, byteSource: byteSource,
-                                           actions: StoreEvictor(store: opened.store, byteSource: byteSource),
+        let lock: EngineLock
+        do {
+            lock = try EngineLock(folder: opened.folder)
+        } catch {
+            throw CLIError("cannot mount \(opened.folder.path): \(error)")
+        }
+        // Creates no thread yet: the transfer thread starts with the first fetch, after the
+        // daemonizing fork below.
+        let engine = try TransferEngine(store: opened.store)
+        let fileSystem = OfflineFileSystem(library: opened, byteSource: engine.fetcher,
+                                           actions: EngineActions(engine: engine),
                                            options: mountOptions, logger: logger)
         let session: FUSESession
         do {
@@ -48,6 +56,7 @@ struct MountRunner {
                 throw CLIError("cannot detach from the terminal: \(error)")
             }
         }
+        lock.record(mountpoint: mountpoint)
         do {
             try session.installSignalHandlers()
         } catch {
@@ -58,6 +67,7 @@ struct MountRunner {
         defer {
             fileSystem.stop()
             session.close()
+            engine.shutdown()
         }
         do {
             let end = try session.run()

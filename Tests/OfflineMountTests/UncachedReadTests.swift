@@ -4,11 +4,10 @@ import OfflineTestSupport
 import OfflineStore
 import Testing
 
-/// Reads of bytes that are not in the cache: they need the engine's range fetcher behind
-/// `ByteSourceWiring` (issue 3). Written against the origin's bytes so they run as they are
-/// once it lands: remove the `.disabled` trait then.
+/// Reads of bytes that are not in the cache: streamed from the origin through the engine's
+/// range fetcher, checked against the origin's bytes.
 extension RealMounts {
-@Suite(.serialized, .disabled("needs the engine's range fetcher (issue 3)"),
+@Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
 struct UncachedReadTests {

@@ -32,7 +32,7 @@ public final class RangeFetcher: ItemByteSource {
 
     /// Cache files live in `<library>/cache/<item id>/<file>`.
     public convenience init(store: LibraryStore, loop: TransferLoop, settings: FetchSettings = FetchSettings()) {
-        self.init(cacheFolder: store.folder.appendingPathComponent("cache", isDirectory: true),
+        self.init(cacheFolder: CacheLayout.cacheFolder(library: store.folder),
                   index: StoreCacheIndex(store: store), loop: loop, settings: settings)
     }
 
@@ -54,7 +54,7 @@ public final class RangeFetcher: ItemByteSource {
     // MARK: - ItemByteSource
 
     public func cacheFilePath(itemID: Int64, file: CacheFileKey) -> String {
-        cacheFolder.appendingPathComponent(String(itemID), isDirectory: true).appendingPathComponent(file).path
+        CacheLayout.filePath(cacheFolder: cacheFolder, itemID: itemID, file: file)
     }
 
     public func isAvailable(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {

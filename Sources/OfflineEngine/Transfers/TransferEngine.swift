@@ -9,11 +9,25 @@ public final class TransferEngine: Sendable {
     public let fetcher: RangeFetcher
     public let downloader: Downloader
 
+    let store: LibraryStore
+
     public init(store: LibraryStore, settings: FetchSettings = FetchSettings(),
                 loopConfiguration: TransferLoop.Configuration = TransferLoop.Configuration()) throws {
+        self.store = store
         loop = try TransferLoop(configuration: loopConfiguration)
         fetcher = RangeFetcher(store: store, loop: loop, settings: settings)
         downloader = Downloader(store: store, fetcher: fetcher)
+    }
+
+    /// Drops an item's cached media (thumbnail and subtitles kept): its transfers stop, the
+    /// store forgets the ranges before the bytes go, and the item is listed as remote again.
+    public func evict(itemID: Int64) throws {
+        fetcher.cancel(itemID: itemID)
+        try fetcher.discard(itemID: itemID, file: "media")
+        try store.setDownloaded(itemID: itemID, at: nil)
+        if let item = try store.item(id: itemID), item.state != .discovered, item.state != .deleted {
+            try store.setState(itemID: itemID, state: .discovered)
+        }
     }
 
     /// Stops transfers, flushes written bytes, ends the threads.

@@ -38,6 +38,9 @@ public final class TransferLoop: Sendable {
         var cancels: [UInt64] = []
         var stopping = false
         var stopped = false
+        /// The loop thread starts on the first transfer, so a process can create the loop,
+        /// then fork (a daemonizing mount), then use it: fork() with threads running hangs.
+        var threadStarted = false
     }
 
     /// Owned by the loop thread; only `wakeup` is called from other threads (thread-safe in
@@ -71,6 +74,9 @@ public final class TransferLoop: Sendable {
         multi.setMaxHostConnections(configuration.maxHostConnections)
         multi.setMaxConnectionCache(configuration.maxConnectionCache)
         context = Context(multi: multi)
+    }
+
+    private func startThread() {
         let thread = Thread { [self] in run() }
         thread.name = "offlinefs.transfers"
         thread.start()
@@ -80,11 +86,13 @@ public final class TransferLoop: Sendable {
     @discardableResult
     public func start(_ request: HTTPRequest, _ callbacks: TransferCallbacks) -> TransferHandle {
         let handle = TransferHandle(id: nextID.add(1, ordering: .relaxed).oldValue)
-        let accepted = commands.withLock { commands in
-            guard !commands.stopping else { return false }
+        let (accepted, needsThread) = commands.withLock { commands in
+            guard !commands.stopping else { return (false, false) }
             commands.starts.append(Start(handle: handle, request: request, callbacks: callbacks))
-            return true
+            defer { commands.threadStarted = true }
+            return (true, !commands.threadStarted)
         }
+        if needsThread { startThread() }
         if accepted {
             context.multi.wakeup()
         } else {
@@ -101,11 +109,11 @@ public final class TransferLoop: Sendable {
 
     /// Cancels every transfer, waits for the loop thread to end. Idempotent.
     public func shutdown() {
-        let first = commands.withLock { commands in
+        let (first, running) = commands.withLock { commands in
             defer { commands.stopping = true }
-            return !commands.stopping
+            return (!commands.stopping, commands.threadStarted)
         }
-        guard first else { return }
+        guard first, running else { return }
         context.multi.wakeup()
         exited.wait()
     }

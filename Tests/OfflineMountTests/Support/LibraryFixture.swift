@@ -28,7 +28,6 @@ final class LibraryFixture {
     let mountpoint: String
     let origin: TestOrigin
     private(set) var library: Library
-    private(set) var byteSource: any ItemByteSource
     private var bytes: [Int64: GeneratedBytes] = [:]
     private var served = 0
 
@@ -42,7 +41,6 @@ final class LibraryFixture {
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: false)
         origin = try TestOrigin()
         library = try Library(folder: URL(fileURLWithPath: libraryPath))
-        byteSource = ByteSourceWiring.byteSource(for: library)
     }
 
     deinit {
@@ -99,7 +97,7 @@ final class LibraryFixture {
     }
 
     func writeCacheFile(_ item: Item, file: String, data: Data) throws {
-        let path = byteSource.cacheFilePath(itemID: item.id, file: file)
+        let path = CacheLayout.filePath(library: library.folder, itemID: item.id, file: file)
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
                                                 withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: path))
@@ -111,7 +109,6 @@ final class LibraryFixture {
     func reopen() throws {
         try? library.store.close()
         library = try Library(folder: URL(fileURLWithPath: libraryPath))
-        byteSource = ByteSourceWiring.byteSource(for: library)
     }
 
     /// The path of an item file under the mount.

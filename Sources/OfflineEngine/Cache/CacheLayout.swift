@@ -1,0 +1,17 @@
+import Foundation
+
+/// Where cached bytes live in a library folder: `<library>/cache/<item id>/<file key>`,
+/// one sparse file per item file.
+public enum CacheLayout {
+    public static func cacheFolder(library: URL) -> URL {
+        library.appendingPathComponent("cache", isDirectory: true)
+    }
+
+    public static func filePath(library: URL, itemID: Int64, file: CacheFileKey) -> String {
+        filePath(cacheFolder: cacheFolder(library: library), itemID: itemID, file: file)
+    }
+
+    static func filePath(cacheFolder: URL, itemID: Int64, file: CacheFileKey) -> String {
+        cacheFolder.appendingPathComponent(String(itemID), isDirectory: true).appendingPathComponent(file).path
+    }
+}

@@ -1,0 +1,51 @@
+/// A state-changing request, whichever front end it comes from: the CLI, a line written to
+/// the mount's `.control` file, or an xattr toggle. One language, one performer (DESIGN §2, §6).
+///
+/// Items are named as the user wrote them (an item id, `source/content-id`, or a path in the
+/// mount); the performer resolves them with `ItemReference.resolve`.
+public enum LibraryCommand: Sendable, Equatable {
+    case download(item: String, options: DownloadOptions)
+    case pause(item: String)
+    case resume(item: String)
+    /// Stops and discards partial bytes; the item returns to `discovered`.
+    case cancel(item: String)
+    /// Files and metadata; a tombstone keeps a re-sync from bringing it back.
+    case delete(item: String)
+    /// Files only (thumbnail kept); the item stays listed.
+    case evict(item: String)
+    case lock(item: String)
+    case unlock(item: String)
+    case renew(item: String)
+    case sync(source: String?)
+    case addSource(name: String, feedURL: String)
+    case removeSource(name: String)
+    case subscribe(source: String)
+    case unsubscribe(source: String)
+    case setPolicy(name: String, value: String)
+}
+
+/// Options of `download`.
+public struct DownloadOptions: Sendable, Equatable {
+    public enum Quality: Sendable, Equatable {
+        case low, medium, high
+        case bitsPerSecond(Int)
+    }
+
+    /// HLS variant choice; nil: the highest the policies allow.
+    public var quality: Quality?
+    /// Stop after this many seconds of an HLS stream (→ `partially-cached`).
+    public var partialSeconds: Double?
+
+    public init(quality: Quality? = nil, partialSeconds: Double? = nil) {
+        self.quality = quality
+        self.partialSeconds = partialSeconds
+    }
+}
+
+/// Carries out library commands. The running engine implements it (the mount process, or
+/// `download --wait`); without an engine, commands change the store directly.
+public protocol CommandPerformer: Sendable {
+    /// Performs `command`; returns a one-line confirmation for people, or throws an error
+    /// whose description says what went wrong (unknown item, bad policy value, …).
+    func perform(_ command: LibraryCommand) throws -> String
+}
