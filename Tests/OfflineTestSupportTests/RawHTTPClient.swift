@@ -24,22 +24,26 @@ final class RawHTTPClient {
     private(set) var ending = Ending.open
 
     init(port: UInt16, timeout: Double = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        // `fd` is assigned only once connected: a class init that throws after every stored
+        // property is set still runs deinit, which would close the descriptor a second time
+        // (possibly someone else's by then).
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw Failure(description: "socket: \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
         guard result == 0 else {
             let code = errno
-            close(fd)
+            close(socketFD)
             throw Failure(description: "connect: \(String(cString: strerror(code)))")
         }
+        fd = socketFD
         setTimeout(timeout)
     }
 

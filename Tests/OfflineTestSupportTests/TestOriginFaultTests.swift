@@ -207,6 +207,44 @@ struct TestOriginFaultTests {
         #expect(same(try Curl.run([origin.url("/f")]).body, Self.content))
     }
 
+    @Test func stopEndsStallsAndTricklesPromptly() throws {
+        // Given answers stuck in a long stall and a slow trickle
+        let origin = try origin(.stall(seconds: 60))
+        origin.serve("/slow", .generated(size: 1 << 20, seed: 2))
+        origin.setFault("/slow", .trickle(bytesPerSecond: 10))
+        let stalled = try RawHTTPClient(port: origin.port, timeout: 0.2)
+        try stalled.request("GET", "/f")
+        _ = try stalled.readResponse()
+        let trickling = try RawHTTPClient(port: origin.port, timeout: 0.2)
+        try trickling.request("GET", "/slow")
+        _ = trickling.readAvailable()  // the first trickled bytes (reading all would take days)
+
+        // When the origin stops
+        let start = Date()
+        origin.stop()
+
+        // Then it does not wait for them, and both connections end
+        #expect(Date().timeIntervalSince(start) < 5)
+        stalled.setTimeout(5)
+        trickling.setTimeout(5)
+        #expect(stalled.waitForEnd() != .timeout)
+        #expect(trickling.waitForEnd() != .timeout)
+    }
+
+    @Test func feedsAreServedWithTheirContentTypes() throws {
+        let origin = try TestOrigin()
+        let rss = origin.serveFeed(path: "/feed.xml", xml: "<rss version=\"2.0\"/>")
+        let json = origin.serveFeed(path: "/catalog.json", json: "{}")
+        #expect(rss == origin.url("/feed.xml"))
+        let client = try RawHTTPClient(port: origin.port)
+        try client.request("GET", "/feed.xml")
+        #expect(try client.readResponse().header("content-type") == "application/rss+xml; charset=utf-8")
+        try client.request("GET", "/catalog.json")
+        #expect(try client.readResponse().header("content-type") == "application/json")
+        #expect(json.hasSuffix("/catalog.json"))
+        #expect(origin.bodyBytesSent == Int64("<rss version=\"2.0\"/>".utf8.count + 2))
+    }
+
     private func readRemaining(_ client: RawHTTPClient, count: Int) throws -> Data {
         // The head was consumed by the first readResponse; what follows is the body.
         var body = Data()
