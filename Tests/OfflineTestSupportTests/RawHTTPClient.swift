@@ -68,11 +68,13 @@ final class RawHTTPClient {
     }
 
     /// Reads one response. The body is read per Content-Length, or to EOF without one, or not
-    /// at all for HEAD, 304 and 1xx/204.
-    func readResponse(forHead: Bool = false) throws -> Response {
+    /// at all for HEAD, 304 and 1xx/204. `bodyTimeout` replaces the receive timeout once the
+    /// head is in (a stall test waits long for headers, briefly for the body).
+    func readResponse(forHead: Bool = false, bodyTimeout: Double? = nil) throws -> Response {
         guard let headEnd = readUntilHeadEnd() else {
             throw Failure(description: "no response head (ending: \(ending))")
         }
+        if let bodyTimeout { setTimeout(bodyTimeout) }
         let headText = String(decoding: buffer[buffer.startIndex..<headEnd], as: UTF8.self)
         buffer.removeSubrange(buffer.startIndex..<headEnd + 4)
         var lines = headText.components(separatedBy: "\r\n")

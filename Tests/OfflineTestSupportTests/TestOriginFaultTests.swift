@@ -93,11 +93,11 @@ struct TestOriginFaultTests {
     @Test func stallSendsHeadersThenWaitsUntilReleased() throws {
         // Given a stall far longer than the test
         let origin = try origin(.stall(seconds: 60))
-        let client = try RawHTTPClient(port: origin.port, timeout: 0.2)
+        let client = try RawHTTPClient(port: origin.port)
         try client.request("GET", "/f")
 
         // When the client reads, the headers come but the body does not
-        let partial = try client.readResponse()
+        let partial = try client.readResponse(bodyTimeout: 0.2)
         #expect(partial.status == 200)
         #expect(partial.body.isEmpty)
         #expect(partial.ending == .timeout)
@@ -212,10 +212,10 @@ struct TestOriginFaultTests {
         let origin = try origin(.stall(seconds: 60))
         origin.serve("/slow", .generated(size: 1 << 20, seed: 2))
         origin.setFault("/slow", .trickle(bytesPerSecond: 10))
-        let stalled = try RawHTTPClient(port: origin.port, timeout: 0.2)
+        let stalled = try RawHTTPClient(port: origin.port)
         try stalled.request("GET", "/f")
-        _ = try stalled.readResponse()
-        let trickling = try RawHTTPClient(port: origin.port, timeout: 0.2)
+        _ = try stalled.readResponse(bodyTimeout: 0.2)
+        let trickling = try RawHTTPClient(port: origin.port)
         try trickling.request("GET", "/slow")
         _ = trickling.readAvailable()  // the first trickled bytes (reading all would take days)
 
