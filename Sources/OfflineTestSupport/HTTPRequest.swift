@@ -36,12 +36,10 @@ struct HTTPRequest: Sendable {
 
     /// Parses the head (request line and header lines, without the final empty line).
     static func parse(head: [UInt8]) -> Result<HTTPRequest, ParseError> {
-        // Latin-1 style decoding never fails; invalid UTF-8 in a target simply won't match.
-        let text = String(decoding: head, as: UTF8.self)
-        // Split on scalars: "\r\n" is one Character in Swift, so a Character split misses it.
-        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            let scalars = line.last == "\r" ? line.dropLast() : line[...]
-            return String(String.UnicodeScalarView(scalars))
+        // Split bytes, not Characters: "\r\n" is one Character in Swift. Decoding replaces
+        // invalid UTF-8 (a target with it simply matches nothing).
+        var lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
         }
         while let first = lines.first, first.isEmpty { lines.removeFirst() }  // RFC 9112 §2.2
         guard let requestLine = lines.first else { return .failure(.malformed("empty request")) }

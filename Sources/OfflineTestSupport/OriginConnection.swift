@@ -166,6 +166,7 @@ struct OriginConnection {
             ("Connection", "close"),
         ], textBody: body)
         _ = Socket.sendAll(fd, Self.head(plan) + body)
+        Socket.lingeringClose(fd)
         return .close
     }
 

@@ -25,6 +25,8 @@ struct RequestReader {
         var scanFrom = 0
         while true {
             if let end = Self.headEnd(in: buffer, from: scanFrom) {
+                // The limit holds however the bytes arrived (one big read can hold all of it).
+                guard end.headLength <= limit else { return .tooLarge }
                 let head = Array(buffer[..<end.headLength])
                 buffer.removeFirst(end.consumed)
                 return .head(head)

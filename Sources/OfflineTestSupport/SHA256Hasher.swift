@@ -1,8 +1,9 @@
 import Foundation
 
 /// A small streaming SHA-256 (FIPS 180-4) so tests can compare hashes of origin content
-/// without CryptoKit (absent on Linux) or a package dependency. Speed is adequate for tests
-/// (it is not a replacement for a crypto library in product code).
+/// without CryptoKit (absent on Linux) or a package dependency. Not for product code. Test
+/// builds are unoptimised, where it hashes about 7 MB/s: for hundreds of MiB compare bytes
+/// chunk by chunk (`GeneratedBytes.forEachChunk`) or run `sha256sum` instead.
 public struct SHA256Hasher: Sendable {
     private var state: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a,
@@ -75,33 +76,44 @@ public struct SHA256Hasher: Sendable {
         return hasher.finalizeHex()
     }
 
+    // Written with raw pointers and plain locals: test targets are built without
+    // optimisation, where array accesses in this loop cost ~10x more.
     private mutating func compress(_ block: UnsafeRawBufferPointer) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] = UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16
-                | UInt32(block[4 * i + 2]) << 8 | UInt32(block[4 * i + 3])
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { buffer in
+            let w = buffer.baseAddress.unsafelyUnwrapped
+            let bytes = block.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+            var i = 0
+            while i < 16 {
+                w[i] = UInt32(bytes[4 * i]) << 24 | UInt32(bytes[4 * i + 1]) << 16
+                    | UInt32(bytes[4 * i + 2]) << 8 | UInt32(bytes[4 * i + 3])
+                i += 1
+            }
+            while i < 64 {
+                let a = w[i - 15], b = w[i - 2]
+                let s0 = (a >> 7 | a << 25) ^ (a >> 18 | a << 14) ^ (a >> 3)
+                let s1 = (b >> 17 | b << 15) ^ (b >> 19 | b << 13) ^ (b >> 10)
+                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+                i += 1
+            }
+            Self.k.withUnsafeBufferPointer { kBuffer in
+                let k = kBuffer.baseAddress.unsafelyUnwrapped
+                state.withUnsafeMutableBufferPointer { hBuffer in
+                    let h = hBuffer.baseAddress.unsafelyUnwrapped
+                    var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
+                    var round = 0
+                    while round < 64 {
+                        let s1 = (e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7)
+                        let t1 = hh &+ s1 &+ ((e & f) ^ (~e & g)) &+ k[round] &+ w[round]
+                        let s0 = (a >> 2 | a << 30) ^ (a >> 13 | a << 19) ^ (a >> 22 | a << 10)
+                        let t2 = s0 &+ ((a & b) ^ (a & c) ^ (b & c))
+                        hh = g; g = f; f = e; e = d &+ t1
+                        d = c; c = b; b = a; a = t1 &+ t2
+                        round += 1
+                    }
+                    h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d
+                    h[4] &+= e; h[5] &+= f; h[6] &+= g; h[7] &+= hh
+                }
+            }
         }
-        for i in 16..<64 {
-            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-        }
-        var a = state[0], b = state[1], c = state[2], d = state[3]
-        var e = state[4], f = state[5], g = state[6], h = state[7]
-        for i in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ choice &+ Self.k[i] &+ w[i]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ majority
-            h = g; g = f; f = e; e = d &+ t1
-            d = c; c = b; b = a; a = t1 &+ t2
-        }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
     }
-
-    @inline(__always)
-    private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 }

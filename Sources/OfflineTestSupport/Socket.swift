@@ -86,6 +86,22 @@ enum Socket {
         _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 
+    /// Sends FIN, then reads and drops what the client is still sending (up to 1 MiB or
+    /// 1 s): closing with unread input makes the kernel send RST, which can destroy the
+    /// error answer before the client reads it (the "lingering close" of Apache and nginx).
+    static func lingeringClose(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+        var drained = 0
+        while drained < 1 << 20 {
+            let count = scratch.withUnsafeMutableBytes { receive(fd, into: $0) }
+            guard count > 0 else { return }
+            drained += count
+        }
+    }
+
     static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
