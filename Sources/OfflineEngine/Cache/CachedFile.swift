@@ -29,11 +29,15 @@ final class CachedFile: Sendable {
     /// reset that made its bytes stale.
     let commitLock = Mutex<Void>(())
     let state: Mutex<CachedFileState>
+    /// Told (on the flusher's or a download's thread) when a flush makes every byte claimed.
+    let onCompletelyCommitted: @Sendable (CachedFile) -> Void
 
     /// Opens the cache file and trusts only what the store says is on disk.
     init(itemID: Int64, key: CacheFileKey, origin: FetchOrigin, path: String, loop: TransferLoop,
-         index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue) throws {
+         index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
+         onCompletelyCommitted: @escaping @Sendable (CachedFile) -> Void = { _ in }) throws {
         self.itemID = itemID
+        self.onCompletelyCommitted = onCompletelyCommitted
         self.key = key
         self.origin = origin
         self.loop = loop
@@ -140,7 +144,7 @@ final class CachedFile: Sendable {
     @discardableResult
     func flush() -> FetchError? {
         // Waiters are failed after the commit lock is released: a completion may call back in.
-        let outcome = commitLock.withLock { _ -> (error: FetchError?, isNew: Bool) in
+        let outcome = commitLock.withLock { _ -> (error: FetchError?, isNew: Bool, completed: Bool) in
             let snapshot = state.withLock { s -> (ranges: [Range<Int64>], validator: CacheValidator?)? in
                 s.flushScheduled = false
                 s.urgentFlushScheduled = false
@@ -150,19 +154,21 @@ final class CachedFile: Sendable {
                 if validator.totalSize == nil { validator.totalSize = s.total }
                 return (s.unflushed.ranges, validator)
             }
-            guard let snapshot else { return (state.withLock { $0.writeError }, false) }
+            guard let snapshot else { return (state.withLock { $0.writeError }, false, false) }
             do {
                 try file.sync()
                 try index.commit(itemID: itemID, file: key, ranges: snapshot.ranges, validator: snapshot.validator)
             } catch {
-                return (Self.writeFailure(error, path: file.path), true)
+                return (Self.writeFailure(error, path: file.path), true, false)
             }
-            state.withLock { s in
+            let completed = state.withLock { s -> Bool in
                 for range in snapshot.ranges { s.committed.insert(range) }
+                return s.total.map { s.committed.contains(0..<$0) } ?? false
             }
-            return (nil, false)
+            return (nil, false, completed)
         }
         if let error = outcome.error, outcome.isNew { failWrites(error) }
+        if outcome.completed { onCompletelyCommitted(self) }
         return outcome.error
     }
 

@@ -11,9 +11,16 @@ final class Flusher: @unchecked Sendable {
     private let condition = NSCondition()
     private var due: [ObjectIdentifier: (file: CachedFile, at: Date)] = [:]  // protected by condition
     private var stopping = false  // protected by condition
+    /// The thread starts with the first flush, so creating an engine starts no thread (a
+    /// daemonizing mount forks after creating it).
+    private var started = false  // protected by condition
     private let exited = DispatchSemaphore(value: 0)
 
-    init() {
+    init() {}
+
+    private func startThreadIfNeeded() {  // with condition held
+        guard !started else { return }
+        started = true
         let thread = Thread { [self] in run() }
         thread.name = "offlinefs.flusher"
         thread.start()
@@ -30,6 +37,7 @@ final class Flusher: @unchecked Sendable {
             return
         }
         due[key] = (file, at)
+        startThreadIfNeeded()
         condition.signal()
         condition.unlock()
     }
@@ -39,9 +47,10 @@ final class Flusher: @unchecked Sendable {
         condition.lock()
         let first = !stopping
         stopping = true
+        let running = started
         condition.signal()
         condition.unlock()
-        if first { exited.wait() }
+        if first && running { exited.wait() }
     }
 
     private func run() {

@@ -54,6 +54,15 @@ public final class Downloader: Sendable {
         }
     }
 
+    /// Verifies an item whose every byte arrived because programs read it (not through
+    /// `download`) and makes it `cached` (or `failed`/`corrupted`). A running download
+    /// verifies its own item, so one in `downloading` is left to it.
+    public func completeStreamed(itemID: Int64) {
+        guard let item = try? store.item(id: itemID),
+              item.state != .cached, item.state != .downloading, item.state != .deleted, item.type != .hls else { return }
+        _ = try? verify(item)
+    }
+
     /// Stops the transfers of a running download; `download` returns `cancelled`.
     public func cancel(itemID: Int64) {
         fetcher.cancel(itemID: itemID)

@@ -24,6 +24,7 @@ public final class RangeFetcher: ItemByteSource {
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
     private let files = Mutex<[FileID: CachedFile]>([:])
     private let readers = Mutex<[Int64: Int]>([:])
+    private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
 
     private struct FileID: Hashable, Sendable {
         var itemID: Int64
@@ -134,6 +135,16 @@ public final class RangeFetcher: ItemByteSource {
         for file in matching { file.cancelAll(FetchError(.cancelled, "transfers of item \(itemID) cancelled")) }
     }
 
+    /// Calls `handler` whenever a file's last missing bytes are flushed and claimed, whether a
+    /// download or a reader fetched them (so a streamed item can become `cached`).
+    public func onFileCompleted(_ handler: @escaping @Sendable (_ itemID: Int64, _ file: CacheFileKey) -> Void) {
+        completionHandlers.withLock { $0.append(handler) }
+    }
+
+    private func fileCompleted(_ file: CachedFile) {
+        for handler in completionHandlers.withLock({ $0 }) { handler(file.itemID, file.key) }
+    }
+
     // MARK: - Files
 
     private func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
@@ -150,7 +161,8 @@ public final class RangeFetcher: ItemByteSource {
             do {
                 let cached = try CachedFile(
                     itemID: itemID, key: key, origin: origin, path: cacheFilePath(itemID: itemID, file: key),
-                    loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks)
+                    loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
+                    onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
                 files[id] = cached
                 return cached
             } catch {

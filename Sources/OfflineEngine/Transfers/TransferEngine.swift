@@ -17,6 +17,11 @@ public final class TransferEngine: Sendable {
         loop = try TransferLoop(configuration: loopConfiguration)
         fetcher = RangeFetcher(store: store, loop: loop, settings: settings)
         downloader = Downloader(store: store, fetcher: fetcher)
+        let downloader = downloader
+        fetcher.onFileCompleted { itemID, file in
+            guard file == "media" else { return }
+            downloader.completeStreamed(itemID: itemID)  // on the flusher's thread: blocking is fine
+        }
     }
 
     /// Drops an item's cached media (thumbnail and subtitles kept): its transfers stop, the
