@@ -92,6 +92,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The demo's sample media, generated once by Demo/make-media.sh (see DemoMedia).
+            exclude: ["Demo/make-media.sh"],
+            resources: [.copy("Demo/Media")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

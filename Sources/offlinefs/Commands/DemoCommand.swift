@@ -10,9 +10,10 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "Try offlinefs on a bundled sample library served from this machine.",
         discussion: """
-            Starts a local origin (127.0.0.1) serving a sample JSON catalog and a podcast feed, \
-            adds them to a throw-away library (or --library DIR), syncs them and mounts the library \
-            in the foreground until Ctrl-C.
+            Starts a local origin (127.0.0.1) serving a sample JSON catalog (four short videos \
+            with thumbnails and subtitles, nested categories, a 10-minute rental, an HLS stream) \
+            and a podcast feed (two MP3 episodes), adds them to a throw-away library (or \
+            --library DIR), syncs them and mounts the library in the foreground until Ctrl-C.
             Example: offlinefs demo /tmp/offlinefs-demo
             """)
 
@@ -21,6 +22,7 @@ struct DemoCommand: ParsableCommand {
     var library: String?
 
     func run() throws {
+        let media = try DemoMedia.locate()
         let origin = try TestOrigin()
         defer { origin.stop() }
         let folder = library.map { URL(fileURLWithPath: $0) }
@@ -28,7 +30,7 @@ struct DemoCommand: ParsableCommand {
         defer { if library == nil { try? FileManager.default.removeItem(at: folder) } }
         let demo = try Library(folder: folder)
 
-        for (name, url) in DemoCatalog.serve(on: origin) {
+        for (name, url) in try DemoCatalog.serve(media, on: origin) {
             // The origin's port changes every run: point an existing demo source at it again.
             if try demo.store.source(named: name) != nil {
                 try demo.store.setFeedURL(name: name, url)
@@ -42,8 +44,9 @@ struct DemoCommand: ParsableCommand {
 
             The demo library is mounted at \(mountpoint) until you press Ctrl-C. In another terminal:
               ls -l \(mountpoint)/sources/*
-              cat "\(mountpoint)/sources/night-owls/Bats [owl-2].mp3" | wc -c
-              ls \(mountpoint)/categories/News
+              ls -R \(mountpoint)/categories
+              cmp "\(mountpoint)/sources/acme/Launch Day [ep-001].mp4" \(media.url(of: "acme/launch-day.mp4").path)
+              mpv "\(mountpoint)/sources/night-owls/Bats [owl-2].mp3"
             """)
         fflush(nil)  // the tour must show before the mount starts logging
         let options = try MountOptions.parse([])
