@@ -130,5 +130,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
+        // Man page lint, make install into a staging folder, systemd-analyze verify of the unit.
+        // OfflineStore: the policy names and defaults offlinefs(5) must list.
+        .testTarget(name: "PackagingTests", dependencies: ["OfflineStore"], swiftSettings: swiftSettings),
     ]
 )
