@@ -36,7 +36,7 @@ struct MountRunner {
         }
         let fileSystem = OfflineFileSystem(library: opened, byteSource: engine.transfers.fetcher,
                                            actions: EngineActions(engine: engine.transfers),
-                                           options: mountOptions, logger: logger)
+                                           performer: engine.commands, options: mountOptions, logger: logger)
         let session: FUSESession
         do {
             session = try FUSESession(mountpoint: mountpoint, options: mountOptions.fuseOptions, operations: fileSystem)
