@@ -25,6 +25,8 @@ final class ControlFile: Sendable {
         var pending: [UInt8] = []
         /// Inside a line that grew too long: bytes are dropped until the next newline.
         var skippingLongLine = false
+        /// The lock owner (the writer's file table) of the bytes pending.
+        var owner: UInt64 = 0
     }
 
     private let performer: any CommandPerformer
@@ -56,8 +58,9 @@ final class ControlFile: Sendable {
         Self.reference.slice(offset: offset, size: size)
     }
 
-    /// Adds `data` to the handle's buffer and runs every line it completes.
-    func write(handle: UInt64, data: [UInt8]) -> Result<Int, Errno> {
+    /// Adds `data` to the handle's buffer and runs every line it completes. `owner` is the
+    /// writer's lock owner (its file table), which `flush` compares.
+    func write(handle: UInt64, data: [UInt8], owner: UInt64) -> Result<Int, Errno> {
         var tooLong = false
         let lines = buffers.withLock { buffers -> [ArraySlice<UInt8>] in
             var buffer = buffers[handle] ?? Buffer()
@@ -79,6 +82,7 @@ final class ControlFile: Sendable {
                 rest = rest[(newline + 1)...]
             }
             if !buffer.skippingLongLine { buffer.pending += rest }
+            buffer.owner = owner
             if buffer.pending.count > ControlLanguage.maxLineBytes {
                 tooLong = true
                 buffer.skippingLongLine = true
@@ -95,10 +99,14 @@ final class ControlFile: Sendable {
         return failed ? .failure(.invalidArgument) : .success(data.count)
     }
 
-    /// A `close` of the writer: runs a last line that has no newline.
-    func flush(handle: UInt64) -> Result<Void, Errno> {
+    /// A `close`: runs a last line that has no newline, when the writer itself closes.
+    /// Every close of a copy of the descriptor flushes too, and a child process the writer
+    /// forks (or a `CLOEXEC` at its exec) closes one: that flush comes from another file
+    /// table (`owner`) and must not cut the writer's line in two. `nil`: whoever closes.
+    func flush(handle: UInt64, owner: UInt64?) -> Result<Void, Errno> {
         let line = buffers.withLock { buffers -> [UInt8]? in
             guard var buffer = buffers[handle], !buffer.pending.isEmpty else { return nil }
+            if let owner, buffer.owner != 0, owner != buffer.owner { return nil }
             defer {
                 buffer.pending = []
                 buffers[handle] = buffer
@@ -112,7 +120,7 @@ final class ControlFile: Sendable {
     /// The last close: a line still waiting (no flush came) runs now; its error has nowhere to go
     /// but `.events`.
     func release(handle: UInt64) {
-        _ = flush(handle: handle)
+        _ = flush(handle: handle, owner: nil)
         _ = buffers.withLock { $0.removeValue(forKey: handle) }
     }
 

@@ -129,7 +129,7 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     public func write(inode: UInt64, data: [UInt8], offset: Int64, file: FileInfo, reply: Reply<Int>) {
         guard case .hidden(.control)? = NodeID(inode: inode) else { return reply.fail(.permissionDenied) }
-        switch control.write(handle: file.handle, data: data) {
+        switch control.write(handle: file.handle, data: data, owner: file.lockOwner) {
         case .success(let count): reply.succeed(count)
         case .failure(let errno): reply.fail(errno)
         }
@@ -137,7 +137,7 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     public func flush(inode: UInt64, file: FileInfo, reply: Reply<Void>) {
         guard case .hidden(.control)? = NodeID(inode: inode) else { return reply.succeed() }
-        reply.complete(control.flush(handle: file.handle))
+        reply.complete(control.flush(handle: file.handle, owner: file.lockOwner))
     }
 
     public func release(inode: UInt64, file: FileInfo, reply: Reply<Void>) {
@@ -196,6 +196,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func getxattr(inode: UInt64, name: String, reply: Reply<[UInt8]>) {
+        // `ls -l` asks every entry for security.selinux and ACLs: answer without the store.
+        guard Xattrs.isOurs(name) else { return reply.fail(.noData) }
         switch attributeTable(inode) {
         case .success(let table):
             guard let value = table.first(where: { $0.0 == name })?.1 else { return reply.fail(.noData) }

@@ -10,6 +10,11 @@ public enum Xattrs {
     public static let download = "user.offline.download"
     public static let subscribed = "user.offline.subscribed"
 
+    /// Whether `name` can be one of ours (the rest is `ENODATA` without reading the store).
+    public static func isOurs(_ name: String) -> Bool {
+        name.hasPrefix("user.offline.") || name.hasPrefix("user.xdg.") || name == "user.mime_type"
+    }
+
     /// An item's media file.
     public static func item(_ item: Item, source: String, categories: [[String]], licence: Licence?) -> [(String, String)] {
         var list: [(String, String)] = [
