@@ -72,6 +72,20 @@ extension Scheduler {
 
     /// One download on its own thread: licence, media, usage, side files, then the outcome.
     private func runDownload(_ item: Item) {
+        guard (try? store.claimDownload(itemID: item.id)) == true else {
+            // A command moved it first; apply what it asked if it asked while we started.
+            let intent = state.withLock { s -> StopIntent? in
+                s.running[item.id] = nil
+                return s.intents.removeValue(forKey: item.id)
+            }
+            if let intent { apply(intent, to: item) }
+            poke()
+            return
+        }
+        if state.withLock({ $0.intents[item.id] != nil }) {
+            finish(item, DownloadResult(itemID: item.id, state: .downloading, error: .cancelled, message: "stopped before it began"))
+            return
+        }
         let before = (try? store.bytesPresent(itemID: item.id)) ?? 0
         var result: DownloadResult
         do {
@@ -116,7 +130,8 @@ extension Scheduler {
             s.retries[item.id] = retry
             return (nil, retry)
         }
-        if let intent {
+        if let intent, !(result.state == .cached && (intent == .pause || intent == .shutdown)) {
+            // A pause that came too late to stop a finished download leaves it cached.
             apply(intent, to: item)
         } else if result.state != .cached {
             record(result, item: item, retry: retry, limit: limit)
