@@ -143,7 +143,9 @@ extension Scheduler {
         let code = result.error ?? .downloadFailed
         switch code {
         case .noSpace, .cacheLimit:
-            // The bytes written so far are good: wait for space, keep them.
+            // The claimed bytes are good: keep them, give back the unclaimed tail (the store
+            // needs room to record this), and wait for space.
+            transfers.fetcher.recoverFromWriteFailure(itemID: item.id, file: "media")
             _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: result.message)
         case .cancelled:
             // Cancelled by something other than a command (a reader's cancel, a restart):
