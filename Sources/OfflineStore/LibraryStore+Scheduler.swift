@@ -50,3 +50,23 @@ extension LibraryStore {
         }
     }
 }
+
+extension LibraryStore {
+    /// Moves a `queued` or `idle` item to `downloading` (logging the state event) in one
+    /// transaction; false when a command moved it elsewhere first (paused, cancelled), so
+    /// the scheduler never starts an item the user just stopped.
+    public func claimDownload(itemID: Int64) throws -> Bool {
+        let now = clock()
+        return try write { db in
+            guard let old = try Self.fetchItem(db, id: itemID), old.state == .queued || old.state == .idle else { return false }
+            try db.execute(sql: "UPDATE item SET state = 'downloading', error = NULL, errorDetail = NULL, updatedAt = ? WHERE id = ?",
+                           arguments: [now.dbTime, itemID])
+            var details = ["from": old.state.rawValue, "to": ItemState.downloading.rawValue]
+            if let error = old.error { details["previousError"] = error.rawValue }
+            try insertEvent(db, kind: .state, itemID: itemID, sourceID: old.sourceID,
+                            message: "\(old.fileName ?? old.contentID): \(old.state.rawValue) → downloading",
+                            details: JSONText.encode(details), at: now)
+            return true
+        }
+    }
+}

@@ -24,7 +24,8 @@ public final class Engine: Sendable {
         self.library = library
         self.clock = clock
         lock = try EngineLock(folder: library.folder)
-        transfers = try TransferEngine(store: library.store, settings: fetchSettings)
+        transfers = try TransferEngine(store: library.store, settings: fetchSettings,
+                                       attemptsPerDownload: configuration.attemptsPerDownload)
         licences = Licences(store: library.store, client: library.client, clock: clock)
         scheduler = Scheduler(store: library.store, transfers: transfers, licences: licences, client: library.client,
                               syncSettings: library.syncSettings, clock: clock, configuration: configuration)

@@ -110,9 +110,8 @@ public struct LibraryCommands: CommandPerformer {
 
     private func pause(_ item: Item) throws -> String {
         switch item.state {
-        case .queued, .idle, .metadataPending:
-            try store.setState(itemID: item.id, state: .paused)
-        case .downloading:
+        case .queued, .idle, .metadataPending, .downloading:
+            // The engine may be starting it this instant: it decides under its own lock.
             if let engine { engine.stop(item, .pause) } else { try store.setState(itemID: item.id, state: .paused) }
         case .paused:
             return "\(name(item)): already paused"

@@ -72,6 +72,20 @@ extension Scheduler {
 
     /// One download on its own thread: licence, media, usage, side files, then the outcome.
     private func runDownload(_ item: Item) {
+        guard (try? store.claimDownload(itemID: item.id)) == true else {
+            // A command moved it first; apply what it asked if it asked while we started.
+            let intent = state.withLock { s -> StopIntent? in
+                s.running[item.id] = nil
+                return s.intents.removeValue(forKey: item.id)
+            }
+            if let intent { apply(intent, to: item) }
+            poke()
+            return
+        }
+        if state.withLock({ $0.intents[item.id] != nil }) {
+            finish(item, DownloadResult(itemID: item.id, state: .downloading, error: .cancelled, message: "stopped before it began"))
+            return
+        }
         let before = (try? store.bytesPresent(itemID: item.id)) ?? 0
         var result: DownloadResult
         do {
@@ -116,7 +130,8 @@ extension Scheduler {
             s.retries[item.id] = retry
             return (nil, retry)
         }
-        if let intent {
+        if let intent, !(result.state == .cached && (intent == .pause || intent == .shutdown)) {
+            // A pause that came too late to stop a finished download leaves it cached.
             apply(intent, to: item)
         } else if result.state != .cached {
             record(result, item: item, retry: retry, limit: limit)
@@ -128,7 +143,9 @@ extension Scheduler {
         let code = result.error ?? .downloadFailed
         switch code {
         case .noSpace, .cacheLimit:
-            // The bytes written so far are good: wait for space, keep them.
+            // The claimed bytes are good: keep them, give back the unclaimed tail (the store
+            // needs room to record this), and wait for space.
+            transfers.fetcher.recoverFromWriteFailure(itemID: item.id, file: "media")
             _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: result.message)
         case .cancelled:
             // Cancelled by something other than a command (a reader's cancel, a restart):

@@ -36,6 +36,9 @@ public final class Scheduler: Sendable {
         var timerDate: Date?
         var random: SplitMix64
         var ticks = 0
+        /// `tickNow()` callers wait for a tick that began after they asked.
+        var tickRequests = 0
+        var ticksServed = 0
     }
     let state: Mutex<State>
     private let wake = DispatchSemaphore(value: 0)
@@ -70,8 +73,10 @@ public final class Scheduler: Sendable {
         let thread = Thread { [self] in
             while true {
                 wake.wait()
-                if state.withLock({ $0.stopped }) { break }
+                let (stopped, request) = state.withLock { ($0.stopped, $0.tickRequests) }
+                if stopped { break }
                 tick()
+                state.withLock { $0.ticksServed = max($0.ticksServed, request) }
                 for listener in tickListeners.withLock({ $0 }) { listener() }
             }
             loopDone.signal()
@@ -107,6 +112,19 @@ public final class Scheduler: Sendable {
     /// Called after every tick (tests wait on it instead of sleeping).
     public func onTick(_ listener: @escaping @Sendable () -> Void) {
         tickListeners.withLock { $0.append(listener) }
+    }
+
+    /// Runs a tick and returns once it is done (tests: "the scheduler has seen this").
+    /// Returns at once when the scheduler is not running.
+    public func tickNow() {
+        let target = state.withLock { s -> Int? in
+            guard s.started, !s.stopped else { return nil }
+            s.tickRequests += 1
+            return s.tickRequests
+        }
+        guard let target else { return }
+        poke()
+        while state.withLock({ $0.ticksServed < target && !$0.stopped }) { usleep(500) }
     }
 
     /// Ticks run so far.

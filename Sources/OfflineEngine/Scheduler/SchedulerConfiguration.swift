@@ -19,6 +19,8 @@ public struct SchedulerConfiguration: Sendable {
     public var jitterSeed: UInt64?
     /// Free bytes on the library's filesystem (tests may replace statvfs).
     public var freeSpace: @Sendable (URL) -> Int64? = SpaceManager.statvfsFreeSpace
+    /// Immediate resumes inside one download after a transient failure, before back-off.
+    public var attemptsPerDownload = 3
 
     public init() {}
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import OfflineHTTP
 import OfflineStore
+import Synchronization
 
 /// Downloads whole items into the cache through the range fetcher (asking for every missing
 /// byte), verifies them, and records their state: `downloading` → `cached`, or `idle`
@@ -15,6 +16,9 @@ public final class Downloader: Sendable {
     /// Resumes right away after a transient failure this many times within one `download`
     /// (back-off between attempts is the scheduler's).
     public let attemptsPerDownload: Int
+    /// Items whose download was asked to stop: sticky until that download returns, so a
+    /// cancel that lands before the download has registered its fetch still stops it.
+    private let stopRequests = Mutex<Set<Int64>>([])
 
     public init(store: LibraryStore, fetcher: RangeFetcher, attemptsPerDownload: Int = 3) {
         self.store = store
@@ -29,6 +33,7 @@ public final class Downloader: Sendable {
     /// caller to decide between a retry (`idle`), `failed`, or what a command asked for
     /// (paused, cancelled), so the event log shows one transition, not two.
     public func download(itemID: Int64, recordingFailures: Bool = true) -> DownloadResult {
+        defer { _ = stopRequests.withLock { $0.remove(itemID) } }
         do {
             guard let item = try store.item(id: itemID) else {
                 return DownloadResult(itemID: itemID, state: .failed, error: .contentNotFound, message: "no item with id \(itemID)")
@@ -70,6 +75,7 @@ public final class Downloader: Sendable {
 
     /// Stops the transfers of a running download; `download` returns `cancelled`.
     public func cancel(itemID: Int64) {
+        stopRequests.withLock { _ = $0.insert(itemID) }
         fetcher.cancel(itemID: itemID)
     }
 
@@ -88,6 +94,7 @@ public final class Downloader: Sendable {
             outcome.set(result)
             done.signal()
         }
+        if stopRequests.withLock({ $0.contains(itemID) }) { fetcher.cancel(itemID: itemID) }
         done.wait()
         return outcome.get()
     }

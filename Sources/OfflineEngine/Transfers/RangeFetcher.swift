@@ -148,6 +148,12 @@ public final class RangeFetcher: ItemByteSource {
         try cachedFile(itemID: itemID, key: file).discard()
     }
 
+    /// Frees what a failed write left unclaimed and allows writes again (see
+    /// `CachedFile.recoverFromWriteFailure`).
+    public func recoverFromWriteFailure(itemID: Int64, file: CacheFileKey) {
+        try? cachedFile(itemID: itemID, key: file).recoverFromWriteFailure()
+    }
+
     /// Stops every transfer of the item; waiters fail with `.cancelled`.
     public func cancel(itemID: Int64) {
         let matching = files.withLock { $0.filter { $0.key.itemID == itemID }.map(\.value) }
