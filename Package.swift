@@ -126,7 +126,8 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineTestSupport"],
+            // CFuseShim: getxattr(2)/listxattr(2) for the xattr size protocol tests.
+            name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineTestSupport", "CFuseShim"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),

@@ -139,6 +139,7 @@ final class ItemReader: Sendable {
             return
         }
         let range = ByteRange(offset, end)
+        if file.key == "media" { byteSource.noteRead(itemID: file.itemID, offset: offset, length: end - offset) }
         let readAhead = file.readAhead(offset: offset, end: end)
         if byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) {
             answer(file, range, reply)

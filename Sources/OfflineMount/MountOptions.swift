@@ -12,6 +12,9 @@ public struct MountOptions: Hashable, Sendable {
     public var readTimeout: Duration = .seconds(30)
     /// How often the tree is checked against the store (`refresh=1s`).
     public var refreshInterval: Duration = .seconds(1)
+    /// Seconds the kernel may cache names and attributes (`cache-timeout=1s`). Changes are
+    /// also notified, so a longer time costs nothing but what a lost notification would hide.
+    public var cacheTimeout: Double = 1
     public var allowOther = false
     public var autoUnmount = true
     /// libfuse's `debug`: every request logged on stderr.
@@ -38,6 +41,9 @@ public struct MountOptions: Hashable, Sendable {
                 options.readTimeout = try duration(name, value)
             case "refresh":
                 options.refreshInterval = try duration(name, value)
+            case "cache-timeout", "cache_timeout":
+                let interval = try duration(name, value)
+                options.cacheTimeout = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
             case "allow_other":
                 options.allowOther = true
             case "auto_unmount":

@@ -5,7 +5,8 @@ import OfflineFUSE
 ///
 /// Layout (64 bits):
 /// - 1: the root; 2–5: `sources`, `categories`, `state`, `recent`; 6–15: reserved for the
-///   root's hidden files (`.control`, `.status`, … of the next issue); 16 + n: `state/<n-th state>`.
+///   root's hidden files (`HiddenFile`: 6 `.control`, 7 `.status`, 8 `.status.json`, 9 `.events`);
+///   16 + n: `state/<n-th state>`.
 /// - `1 << 40 | id`: the folder of source `id`; `2 << 40 | id`: the folder of category `id`.
 /// - `1 << 56 | id << 8 | k`: file `k` of item `id` (0 the media, 1 the thumbnail, 2… the
 ///   subtitles in catalog order). Ids are AUTOINCREMENT, never reused, so an inode never
@@ -16,6 +17,8 @@ import OfflineFUSE
 public enum NodeID: Hashable, Sendable {
     case root
     case sources, categories, states, recent
+    /// `.control`, `.status`, `.status.json`, `.events` in the root.
+    case hidden(HiddenFile)
     /// `state/<name>`, by index in `TreeSnapshot.stateFolders`.
     case stateFolder(Int)
     case source(Int64)
@@ -36,6 +39,7 @@ public enum NodeID: Hashable, Sendable {
         case .categories: 3
         case .states: 4
         case .recent: 5
+        case .hidden(let file): file.rawValue
         case .stateFolder(let index): 16 + UInt64(index)
         case .source(let id): Self.sourceTag | (UInt64(bitPattern: id) & Self.idMask)
         case .category(let id): Self.categoryTag | (UInt64(bitPattern: id) & Self.idMask)
@@ -52,6 +56,9 @@ public enum NodeID: Hashable, Sendable {
         case 3: self = .categories
         case 4: self = .states
         case 5: self = .recent
+        case 6..<16:
+            guard let file = HiddenFile(rawValue: inode) else { return nil }
+            self = .hidden(file)
         case 16..<(16 + UInt64(TreeSnapshot.stateFolders.count)): self = .stateFolder(Int(inode - 16))
         case _ where inode & Self.itemTag != 0:
             self = .itemFile(itemID: Int64((inode & ~Self.itemTag) >> 8), file: Int(inode & 0xff))
@@ -60,4 +67,25 @@ public enum NodeID: Hashable, Sendable {
         default: return nil
         }
     }
+}
+
+/// The root's hidden files (DESIGN §2): the control file and the status files. Not items:
+/// served by `ControlFile`, `StatusFiles` and `EventsFile`, never cached by the kernel's page
+/// cache (`direct_io`).
+public enum HiddenFile: UInt64, CaseIterable, Hashable, Sendable {
+    case control = 6
+    case status = 7
+    case statusJSON = 8
+    case events = 9
+
+    public var name: String {
+        switch self {
+        case .control: ".control"
+        case .status: ".status"
+        case .statusJSON: ".status.json"
+        case .events: ".events"
+        }
+    }
+
+    public var inode: UInt64 { rawValue }
 }

@@ -5,8 +5,9 @@ import OfflineFUSE
 import OfflineStore
 import Synchronization
 
-// Lock order: `directories` and `notifier` are leaves; the tree and the reader have their own
-// (see their files); no lock is held while replying.
+// Lock order: `directories`, `notifier` and `statusFiles` are leaves; the tree, the reader,
+// the control file and the events file have their own (see their files); no lock is held
+// while replying or while a command runs.
 
 /// The mount's kernel-facing layer: one thin method per FUSE operation, each calling a helper
 /// that returns a value or an `Errno`, then sending exactly one reply. Listings and attributes
@@ -16,17 +17,32 @@ import Synchronization
 /// - `EACCES`: writing media data — open for write or with `O_TRUNC`, `truncate`, `write`,
 ///   and creating files (`create`, `mknod`): the data of the mount is the engine's.
 /// - `EPERM`: changing the namespace or metadata — `rename`, `mkdir`, `rmdir`, `link`,
-///   `symlink`, `chmod`, `chown`, `utimens`, `setxattr` (the two toggles come with the control
-///   issue), and `rm` of a thumbnail or subtitle.
+///   `symlink`, `chmod`, `chown`, `utimens`, `setxattr` of anything but the two toggles
+///   (`user.offline.download` on items, `user.offline.subscribed` on source folders), and
+///   `rm` of a thumbnail or subtitle.
 /// - `rm` of an item's media file evicts its cached bytes; the item stays listed.
+/// - The root's hidden files (`FileSystem+HiddenFiles.swift`): only `.control` is writable.
+///
+/// Commands (control lines, toggles) go to the `CommandPerformer`: the mount changes no state
+/// itself. After a command the tree is rebuilt before the request is answered and the
+/// kernel's stale entries are invalidated from the notifier thread.
 public final class OfflineFileSystem: FileSystemOperations {
     /// Seconds the kernel may cache names, misses and attributes: changes also arrive as
     /// notifications, so this only bounds what a lost notification can hide.
-    static let cacheTimeout = 1.0
+    let cacheTimeout: Double
 
     public let tree: MountTree
-    private let reader: ItemReader
-    private let logger: Logger
+    let reader: ItemReader
+    let logger: Logger
+    let store: LibraryStore
+    let performer: any CommandPerformer
+    let control: ControlFile
+    let events: EventsFile
+    let rates = RateMeter()
+    let clock: @Sendable () -> Date
+    /// Contents of each open `.status`/`.status.json`, rendered at open so reads at any offset
+    /// see one consistent text.
+    let statusFiles = Mutex<(next: UInt64, open: [UInt64: [UInt8]])>((1, [:]))
     private let libraryPath: String
     /// Open directories: each listing pages through the tree it started with, so a rebuild
     /// between two readdir calls can neither skip nor repeat a name.
@@ -34,18 +50,36 @@ public final class OfflineFileSystem: FileSystemOperations {
     private let notifier = Mutex<Notifier?>(nil)  // set once the session exists
 
     public init(library: Library, byteSource: any ItemByteSource, actions: any MountActions,
-                options: MountOptions, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
+                performer: any CommandPerformer, options: MountOptions,
+                clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
         self.logger = logger
+        self.clock = clock
+        self.performer = performer
+        store = library.store
+        cacheTimeout = options.cacheTimeout
         libraryPath = library.folder.path
+        events = EventsFile(store: library.store)
+        let refresh = RefreshBox()
+        control = ControlFile(performer: performer, store: library.store, logger: logger) { refresh.run() }
         tree = MountTree(store: library.store, uid: getuid(), gid: getgid(), clock: clock, logger: logger)
         reader = ItemReader(byteSource: byteSource, store: library.store, actions: actions,
                             errnos: ErrnoTable(logger: logger), readTimeout: options.readTimeout, clock: clock, logger: logger)
+        refresh.set { [weak self] in self?.refreshNow() }
+    }
+
+    /// Rebuilds the tree now (after a command changed the store) and queues the kernel
+    /// notifications the change needs; they are sent from the notifier thread, never here.
+    func refreshNow() {
+        guard let (old, new) = tree.refresh() else { return }
+        guard let notifier = notifier.withLock({ $0 }) else { return }
+        for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
     }
 
     /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.
     public func start(notifier: Notifier, refreshInterval: Duration) {
         self.notifier.withLock { $0 = notifier }
         tree.refresh(force: true)
+        events.update()
         tree.startRefreshing(every: refreshInterval) { old, new in
             for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
         }
@@ -67,12 +101,17 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     public func getattr(inode: UInt64, file: FileInfo?, reply: Reply<FileAttributes>) {
         switch attributes(tree.snapshot, inode) {
-        case .success(let attributes): reply.succeed(attributes, timeout: Self.cacheTimeout)
+        case .success(let attributes): reply.succeed(attributes, timeout: timeout(for: inode))
         case .failure(let errno): reply.fail(errno)
         }
     }
 
     public func setattr(inode: UInt64, changes: AttributeChanges, file: FileInfo?, reply: Reply<FileAttributes>) {
+        if case .hidden(.control)? = NodeID(inode: inode), changes.size == 0, changes.mode == nil, changes.uid == nil,
+           changes.gid == nil, case .success(let attributes) = hiddenAttributes(.control) {
+            // `echo … > .control` may truncate first: there is nothing to truncate.
+            return reply.succeed(attributes, timeout: 0)
+        }
         reply.fail(changes.size != nil ? .permissionDenied : .notPermitted)
     }
 
@@ -81,16 +120,32 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func read(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<ReadData>) {
+        if case .hidden(let hidden)? = NodeID(inode: inode) {
+            return reply.succeed(bytes: readHidden(hidden, handle: file.handle, offset: offset, size: size))
+        }
         guard let open = reader.openFile(file.handle) else { return reply.fail(.badFileDescriptor) }
         reader.read(open, size: size, offset: offset, reply: reply)
     }
 
     public func write(inode: UInt64, data: [UInt8], offset: Int64, file: FileInfo, reply: Reply<Int>) {
-        reply.fail(.permissionDenied)
+        guard case .hidden(.control)? = NodeID(inode: inode) else { return reply.fail(.permissionDenied) }
+        switch control.write(handle: file.handle, data: data, owner: file.lockOwner) {
+        case .success(let count): reply.succeed(count)
+        case .failure(let errno): reply.fail(errno)
+        }
+    }
+
+    public func flush(inode: UInt64, file: FileInfo, reply: Reply<Void>) {
+        guard case .hidden(.control)? = NodeID(inode: inode) else { return reply.succeed() }
+        reply.complete(control.flush(handle: file.handle, owner: file.lockOwner))
     }
 
     public func release(inode: UInt64, file: FileInfo, reply: Reply<Void>) {
-        reader.release(handle: file.handle)
+        if case .hidden(let hidden)? = NodeID(inode: inode) {
+            releaseHidden(hidden, handle: file.handle)
+        } else {
+            reader.release(handle: file.handle)
+        }
         reply.succeed()
     }
 
@@ -137,7 +192,25 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func setxattr(inode: UInt64, name: String, value: [UInt8], flags: Int32, reply: Reply<Void>) {
-        reply.fail(.notPermitted)
+        reply.complete(doSetxattr(inode: inode, name: name, value: value))
+    }
+
+    public func getxattr(inode: UInt64, name: String, reply: Reply<[UInt8]>) {
+        // `ls -l` asks every entry for security.selinux and ACLs: answer without the store.
+        guard Xattrs.isOurs(name) else { return reply.fail(.noData) }
+        switch attributeTable(inode) {
+        case .success(let table):
+            guard let value = table.first(where: { $0.0 == name })?.1 else { return reply.fail(.noData) }
+            reply.succeed(value)
+        case .failure(let errno): reply.fail(errno)
+        }
+    }
+
+    public func listxattr(inode: UInt64, reply: Reply<[String]>) {
+        switch attributeTable(inode) {
+        case .success(let table): reply.succeed(table.map(\.0))
+        case .failure(let errno): reply.fail(errno)
+        }
     }
 
     public func removexattr(inode: UInt64, name: String, reply: Reply<Void>) { reply.fail(.notPermitted) }
@@ -171,13 +244,14 @@ public final class OfflineFileSystem: FileSystemOperations {
         } else if let child = folder.child(named: name) {
             inode = child.inode
         } else {
-            return .success(.negative(timeout: Self.cacheTimeout))
+            return .success(.negative(timeout: cacheTimeout))
         }
         return attributes(snapshot, inode).map(entry)
     }
 
     /// Attributes from the tree, with a side file's size from the cache.
     func attributes(_ snapshot: TreeSnapshot, _ inode: UInt64) -> Result<FileAttributes, Errno> {
+        if case .hidden(let hidden)? = NodeID(inode: inode) { return hiddenAttributes(hidden) }
         guard var attributes = snapshot.attributes(inode) else { return .failure(.noSuchFileOrDirectory) }
         if let (item, file) = snapshot.itemFile(inode), file > 0,
            let size = reader.sideFileSize(itemID: item.id, key: item.files[file].key) {
@@ -188,10 +262,16 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     private func entry(_ attributes: FileAttributes) -> Entry {
-        Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout, entryTimeout: Self.cacheTimeout)
+        Entry(attributes: attributes, attributeTimeout: timeout(for: attributes.inode), entryTimeout: cacheTimeout)
+    }
+
+    /// Attributes of the hidden files are never cached: `.events` grows and `tail -f` polls `fstat`.
+    func timeout(for inode: UInt64) -> Double {
+        inode >= HiddenFile.control.inode && inode < 16 ? 0 : cacheTimeout
     }
 
     func doOpen(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
+        if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file) }
         let snapshot = tree.snapshot
         guard let (item, number) = snapshot.itemFile(inode) else {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)

@@ -25,6 +25,9 @@ public struct TreeBuilder {
             root.add(TreeChild(name: FileName(name), inode: node.inode, isDirectory: true))
             folders[node.inode] = TreeFolder(inode: node.inode, parent: root.inode)
         }
+        for file in HiddenFile.allCases {
+            root.add(TreeChild(name: FileName(file.name), inode: file.inode, isDirectory: false))
+        }
         folders[root.inode] = root
         for (index, state) in TreeSnapshot.stateFolders.enumerated() {
             let inode = NodeID.stateFolder(index).inode

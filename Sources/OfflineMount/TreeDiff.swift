@@ -2,7 +2,7 @@ import OfflineFUSE
 
 /// The kernel notifications that make a new tree visible at once (DESIGN §2 "Change
 /// notification"): changed folders lose their cached listing, vanished or moved names their
-/// cached entry, and items whose size, time or state changed their cached attributes (and
+/// cached entry, new names their cached miss, and items whose size, time or state changed their cached attributes (and
 /// their cached data when the size changed).
 public enum TreeDiff {
     public static func notifications(from old: TreeSnapshot, to new: TreeSnapshot) -> [Notifier.Notification] {
@@ -15,6 +15,10 @@ public enum TreeDiff {
             guard before.children != after.children else { continue }
             result.append(.invalidateInode(inode: inode, offset: 0, length: 0))
             for child in before.children where after.child(named: child.name)?.inode != child.inode {
+                result.append(.invalidateEntry(parent: inode, name: child.name))
+            }
+            // New names too: the kernel may hold a cached miss (negative entry) for them.
+            for child in after.children where before.child(named: child.name) == nil {
                 result.append(.invalidateEntry(parent: inode, name: child.name))
             }
         }

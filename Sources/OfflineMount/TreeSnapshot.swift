@@ -55,6 +55,14 @@ public struct TreeItem: Hashable, Sendable {
     /// `downloadedAt ?? publishedAt ?? addedAt`.
     public var modificationTime: Timestamp
     public var state: ItemState
+
+    public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState) {
+        self.id = id
+        self.files = files
+        self.size = size
+        self.modificationTime = modificationTime
+        self.state = state
+    }
 }
 
 /// The whole tree, immutable: built from store queries in one go (`TreeBuilder`) and swapped

@@ -10,6 +10,7 @@ enum StoreSchema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: v1)
         migrator.registerMigration("v2", migrate: v2)
+        migrator.registerMigration("v3", migrate: v3)
         return migrator
     }
 
@@ -160,5 +161,11 @@ enum StoreSchema {
                 PRIMARY KEY (itemID, file)
             ) WITHOUT ROWID;
             """)
+    }
+
+    /// v3: the JSON catalog's `lookup` URL template of a source, kept from its last sync so
+    /// `download source/content-id` can fetch one item's metadata ("download to go").
+    private static func v3(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE source ADD COLUMN lookupTemplate TEXT")
     }
 }

@@ -26,18 +26,17 @@ struct MountRunner {
             return handler
         }
 
-        let lock: EngineLock
+        // Takes the library lock; creates no thread yet: the scheduler starts below, after the
+        // daemonizing fork, and the transfer thread with the first fetch.
+        let engine: Engine
         do {
-            lock = try EngineLock(folder: opened.folder)
+            engine = try Engine(library: opened)
         } catch {
             throw CLIError("cannot mount \(opened.folder.path): \(error)")
         }
-        // Creates no thread yet: the transfer thread starts with the first fetch, after the
-        // daemonizing fork below.
-        let engine = try TransferEngine(store: opened.store)
-        let fileSystem = OfflineFileSystem(library: opened, byteSource: engine.fetcher,
-                                           actions: EngineActions(engine: engine),
-                                           options: mountOptions, logger: logger)
+        let fileSystem = OfflineFileSystem(library: opened, byteSource: engine.transfers.fetcher,
+                                           actions: EngineActions(engine: engine.transfers),
+                                           performer: engine.commands, options: mountOptions, logger: logger)
         let session: FUSESession
         do {
             session = try FUSESession(mountpoint: mountpoint, options: mountOptions.fuseOptions, operations: fileSystem)
@@ -56,18 +55,19 @@ struct MountRunner {
                 throw CLIError("cannot detach from the terminal: \(error)")
             }
         }
-        lock.record(mountpoint: mountpoint)
+        engine.lock.record(mountpoint: mountpoint)
         do {
             try session.installSignalHandlers()
         } catch {
             logger.warning("no signal handlers (Ctrl-C will not unmount cleanly): \(error)")
         }
         fileSystem.start(notifier: session.notifier, refreshInterval: mountOptions.refreshInterval)
+        engine.start()
         logger.info("mounted \(opened.folder.path) on \(mountpoint)")
         defer {
             fileSystem.stop()
             session.close()
-            engine.shutdown()
+            engine.stop()
         }
         do {
             let end = try session.run()

@@ -17,7 +17,7 @@ struct OfflineFS: ParsableCommand {
         subcommands: [
             SourceCommand.self, SyncCommand.self, ListCommand.self,
             SetCommand.self, GetCommand.self, DownloadCommand.self,
-            MountCommand.self, UnmountCommand.self, DemoCommand.self,
+            MountCommand.self, UnmountCommand.self, DemoCommand.self, MountHelperCommand.self,
         ]
     )
 }

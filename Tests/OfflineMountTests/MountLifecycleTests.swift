@@ -87,8 +87,9 @@ struct MountLifecycleTests {
             #expect(stat(fixture.path("sources/nobody"), &info) == -1 && errno == ENOENT)
             #expect(stat(fixture.path("state/deleted"), &info) == -1 && errno == ENOENT)
 
-            // When: the engine (here: the store) queues the remote item and a sync adds one
-            try fixture.store.setState(itemID: library.items["ep-004"]!.id, state: .queued)
+            // When: the engine (here: the store) pauses the remote item and a sync adds one
+            // (paused: the mount's scheduler leaves it there; a queued one it downloads at once)
+            try fixture.store.setState(itemID: library.items["ep-004"]!.id, state: .paused)
             let acme = try #require(try fixture.store.source(named: "acme"))
             try fixture.merge(acme, [ItemSpec(contentID: "ep-001", title: "Launch Day", size: 3_000_000, seed: 11,
                                               categories: [["news", "local"], ["family"]], thumbnail: true, subtitles: ["en", "pt-BR"]),
@@ -99,7 +100,7 @@ struct MountLifecycleTests {
                                      ItemSpec(contentID: "ep-006", title: "Fresh", size: 10, seed: 17)])
 
             // Then: the mount shows both without a remount (the store is polled, the kernel told)
-            #expect(waitUntil { names(fixture.path("state/queued")).contains(StandardLibrary.remote) })
+            #expect(waitUntil { names(fixture.path("state/paused")).contains(StandardLibrary.remote) })
             #expect(waitUntil { names(fixture.path("sources/acme")).contains("Fresh [ep-006].mp4") })
         }
     }

@@ -39,7 +39,9 @@ struct TreeUnitTests {
         #expect(Set(nodes.map(\.inode)).count == nodes.count)
         for node in nodes { #expect(NodeID(inode: node.inode) == node, "\(node)") }
         #expect(NodeID(inode: 0) == nil)
-        #expect(NodeID(inode: 6) == nil)  // reserved for the root's hidden files
+        #expect(NodeID(inode: 6) == .hidden(.control))
+        #expect(NodeID(inode: 9) == .hidden(.events))
+        #expect(NodeID(inode: 10) == nil)  // reserved for more hidden files
     }
 
     @Test func builderPlacesItemsInEveryFolderTheyBelongTo() throws {
@@ -96,6 +98,7 @@ struct TreeUnitTests {
         #expect(notifications.contains(.invalidateInode(inode: queued, offset: 0, length: 0)))
         #expect(notifications.contains(.invalidateEntry(parent: queued, name: "A [1].mp4")))
         #expect(notifications.contains(.invalidateInode(inode: downloading, offset: 0, length: 0)))
+        #expect(notifications.contains(.invalidateEntry(parent: downloading, name: "A [1].mp4")))  // a cached miss goes
         #expect(notifications.contains(.invalidateInode(inode: NodeID.itemFile(itemID: 1, file: 0).inode, offset: -1, length: 0)))
         #expect(notifications.contains(.invalidateInode(inode: NodeID.itemFile(itemID: 2, file: 0).inode, offset: 0, length: 0)))
         #expect(!notifications.contains(.invalidateInode(inode: NodeID.source(1).inode, offset: 0, length: 0)))

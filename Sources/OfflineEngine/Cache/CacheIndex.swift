@@ -25,7 +25,17 @@ struct StoreCacheIndex: CacheIndex {
     let store: LibraryStore
 
     func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin? {
-        guard file == "media", let item = try store.item(id: itemID), let url = item.mediaURL else { return nil }
+        guard let item = try store.item(id: itemID) else { return nil }
+        let url: String?
+        switch file {
+        case "media": url = item.mediaURL
+        case "thumbnail": url = item.thumbnailURL
+        case let key where key.hasPrefix("subtitle."):
+            let language = key.dropFirst("subtitle.".count)
+            url = item.subtitles.first { $0.language == language }?.url
+        default: url = nil
+        }
+        guard let url else { return nil }
         // As open as the source's own feed URL (a LAN server may serve LAN media).
         let feedHost = try store.source(id: item.sourceID).flatMap { URL(string: $0.feedURL)?.host } ?? ""
         return FetchOrigin(url: url, destinationPolicy: .forFeed(host: feedHost))

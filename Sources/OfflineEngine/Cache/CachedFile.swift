@@ -186,6 +186,22 @@ final class CachedFile: Sendable {
         }
     }
 
+    /// After a write failure (a full disk): gives back the space of bytes written but never
+    /// claimed (the file is cut after the last claimed byte, so the store can record the
+    /// stop on the same disk) and allows writes again, for a later resume.
+    func recoverFromWriteFailure() {
+        commitLock.withLock { _ in
+            let end = state.withLock { s -> Int64? in
+                // Failed fetches write no more (`isLive`), so the tail can go while they wind down.
+                guard s.writeError != nil else { return nil }
+                s.writeError = nil
+                s.present = s.committed
+                return s.committed.upperBound
+            }
+            if let end { try? file.truncate(to: end) }
+        }
+    }
+
     /// A write or flush failed: unflushed bytes are no longer trusted, waiters fail, and
     /// nothing more is written.
     func failWrites(_ failure: FetchError) {

@@ -67,6 +67,7 @@ public struct CatalogSync: Sendable {
             if let kind = OfflineStore.FeedKind(rawValue: feed.kind.rawValue), kind != source.kind {
                 try store.setSourceKind(sourceID: source.id, kind)
             }
+            try store.setLookupTemplate(sourceID: source.id, feed.lookupTemplate)
             try store.recordSync(sourceID: source.id, etag: firstDocument.etag,
                                  lastModified: firstDocument.lastModified, error: nil, at: now())
         }

@@ -85,4 +85,13 @@ public protocol ItemByteSource: Sendable {
     /// first read past the first 2 MiB starts a play-duration licence clock.
     func readerOpened(itemID: Int64)
     func readerClosed(itemID: Int64)
+
+    /// A program read `[offset, offset + length)` of the item's media (called for every
+    /// read, so implementations keep it to memory): the first read past the first 2 MiB
+    /// starts a rental's play-duration clock.
+    func noteRead(itemID: Int64, offset: Int64, length: Int64)
+}
+
+extension ItemByteSource {
+    public func noteRead(itemID: Int64, offset: Int64, length: Int64) {}
 }

@@ -25,6 +25,8 @@ public final class RangeFetcher: ItemByteSource {
     private let files = Mutex<[FileID: CachedFile]>([:])
     private let readers = Mutex<[Int64: Int]>([:])
     private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
+    private let readHandlers = Mutex<[@Sendable (Int64, Int64, Int64) -> Void]>([])
+    private let closeHandlers = Mutex<[@Sendable (Int64) -> Void]>([])
 
     private struct FileID: Hashable, Sendable {
         var itemID: Int64
@@ -85,10 +87,27 @@ public final class RangeFetcher: ItemByteSource {
     }
 
     public func readerClosed(itemID: Int64) {
-        readers.withLock { counts in
+        let last = readers.withLock { counts -> Bool in
             let left = (counts[itemID] ?? 1) - 1
             counts[itemID] = left > 0 ? left : nil
+            return left <= 0
         }
+        if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
+    }
+
+    public func noteRead(itemID: Int64, offset: Int64, length: Int64) {
+        for handler in readHandlers.withLock({ $0 }) { handler(itemID, offset, length) }
+    }
+
+    /// Calls `handler` on every media read a front end reports (the licence play clock).
+    /// Runs on the reader's thread: it must be fast and never block.
+    public func onRead(_ handler: @escaping @Sendable (_ itemID: Int64, _ offset: Int64, _ length: Int64) -> Void) {
+        readHandlers.withLock { $0.append(handler) }
+    }
+
+    /// Calls `handler` when the last reader of an item closes it (a delete waiting for it).
+    public func onLastReaderClosed(_ handler: @escaping @Sendable (_ itemID: Int64) -> Void) {
+        closeHandlers.withLock { $0.append(handler) }
     }
 
     /// Whether a reader has the item open (it must not be evicted).
@@ -127,6 +146,12 @@ public final class RangeFetcher: ItemByteSource {
     /// Forgets every cached byte of the file (store first, then disk) and stops its fetches.
     public func discard(itemID: Int64, file: CacheFileKey) throws {
         try cachedFile(itemID: itemID, key: file).discard()
+    }
+
+    /// Frees what a failed write left unclaimed and allows writes again (see
+    /// `CachedFile.recoverFromWriteFailure`).
+    public func recoverFromWriteFailure(itemID: Int64, file: CacheFileKey) {
+        try? cachedFile(itemID: itemID, key: file).recoverFromWriteFailure()
     }
 
     /// Stops every transfer of the item; waiters fail with `.cancelled`.

@@ -12,11 +12,12 @@ public final class TransferEngine: Sendable {
     let store: LibraryStore
 
     public init(store: LibraryStore, settings: FetchSettings = FetchSettings(),
-                loopConfiguration: TransferLoop.Configuration = TransferLoop.Configuration()) throws {
+                loopConfiguration: TransferLoop.Configuration = TransferLoop.Configuration(),
+                attemptsPerDownload: Int = 3) throws {
         self.store = store
         loop = try TransferLoop(configuration: loopConfiguration)
         fetcher = RangeFetcher(store: store, loop: loop, settings: settings)
-        downloader = Downloader(store: store, fetcher: fetcher)
+        downloader = Downloader(store: store, fetcher: fetcher, attemptsPerDownload: attemptsPerDownload)
         let downloader = downloader
         fetcher.onFileCompleted { itemID, file in
             guard file == "media" else { return }

@@ -20,6 +20,13 @@ struct DownloadCommand: ParsableCommand {
     @Flag(help: "Run the engine here until the downloads end.") var wait = false
 
     func run() throws {
+        if try options.sendThroughMount(references.map { .download(item: $0, options: DownloadOptions()) }) {
+            guard wait else {
+                print("queued \(references.count) item(s) on the running mount")
+                return
+            }
+            return try waitThroughMount()
+        }
         let library = try options.open()
         let store = library.store
         var items: [Item] = []
@@ -50,6 +57,26 @@ struct DownloadCommand: ParsableCommand {
             }
             print("\(item.fileName ?? item.contentID): \(result)")
             if !result.succeeded { failures += 1 }
+        }
+        if failures > 0 { throw CLIError("\(failures) of \(items.count) item(s) not downloaded") }
+    }
+
+    /// The mount's engine downloads: watch the store until every item has ended.
+    private func waitThroughMount() throws {
+        let store = try options.open().store
+        let ids = try references.map { try ItemReference.resolve($0, in: store).id }
+        let ended: Set<ItemState> = [.cached, .failed, .paused, .discovered, .deleted, .partiallyCached]
+        var items: [Item] = []
+        while true {
+            items = try ids.compactMap { try store.item(id: $0) }
+            if items.allSatisfy({ ended.contains($0.state) }) { break }
+            usleep(200_000)
+        }
+        var failures = 0
+        for item in items {
+            let error = item.error.map { " (\($0.rawValue))" } ?? ""
+            print("\(item.fileName ?? item.contentID): \(item.state.rawValue)\(error)")
+            if item.state != .cached && item.state != .partiallyCached { failures += 1 }
         }
         if failures > 0 { throw CLIError("\(failures) of \(items.count) item(s) not downloaded") }
     }

@@ -18,7 +18,9 @@ struct SetCommand: ParsableCommand {
 
     func run() throws {
         let library = try options.open()
-        try library.setPolicy(policy, value)
+        if try !options.sendThroughMount([.setPolicy(name: policy, value: value)]) {
+            try library.setPolicy(policy, value)
+        }
         let current = try library.policies().first { $0.name == policy }
         print("\(policy) = \(current?.value ?? value)")
     }

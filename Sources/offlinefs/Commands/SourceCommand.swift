@@ -21,6 +21,10 @@ struct SourceCommand: ParsableCommand {
 
         func run() throws {
             let library = try options.open()
+            if try options.sendThroughMount([.addSource(name: name, feedURL: url)]) {
+                print("added source '\(name)' on the running mount; it syncs on its schedule, or run 'offlinefs sync \(name)'")
+                return
+            }
             let source = try library.addSource(name: name, feedURL: url)
             print("added source '\(source.name)' (\(source.feedURL)); run 'offlinefs sync \(source.name)' to fetch it")
         }
@@ -60,7 +64,9 @@ struct SourceCommand: ParsableCommand {
         @Argument(help: "The source's name.") var name: String
 
         func run() throws {
-            try options.open().removeSource(name: name)
+            if try !options.sendThroughMount([.removeSource(name: name)]) {
+                try options.open().removeSource(name: name)
+            }
             print("removed source '\(name)'")
         }
     }

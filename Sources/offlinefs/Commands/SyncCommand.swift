@@ -16,6 +16,10 @@ struct SyncCommand: ParsableCommand {
     @Argument(help: "Only this source.") var source: String?
 
     func run() throws {
+        if try options.sendThroughMount([.sync(source: source)]) {
+            print("syncing \(source ?? "every subscribed source") on the running mount (results in .events and 'offlinefs source list')")
+            return
+        }
         let reports = try options.open().sync(sourceName: source)
         if reports.isEmpty { print("no subscribed sources; add one with 'offlinefs source add <name> <url>'") }
         for report in reports {

@@ -82,6 +82,11 @@ enum ChildProcess {
 
         func kill(_ signal: Int32) { _ = Glibc.kill(pid, signal) }
 
+        /// What the child has written to stdout so far (it may still be running).
+        var currentOutput: String {
+            String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
+        }
+
         /// Waits for the exit, at most `deadline` seconds; `false` if still running.
         func wait(deadline: Double) -> Bool {
             let end = Date().addingTimeInterval(deadline)

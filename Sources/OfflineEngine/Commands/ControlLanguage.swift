@@ -1,0 +1,353 @@
+/// The control language of DESIGN §2: one command per line, written to the mount's `.control`
+/// file or sent by the CLI through it. `parse` and `format` are pure and inverse
+/// (`parse(format(c)) == c`).
+///
+/// Arguments:
+/// - An item reference is the rest of the line, taken literally, so names with spaces need
+///   no quoting: `download sources/acme/Launch Day [ep-001].mp4`. Surrounding blanks are
+///   dropped. For `download`, trailing `quality=…` and `partial=…` words are options.
+/// - Quoting, for what the literal form cannot say (leading or trailing blanks, a name ending
+///   in ` quality=high`, a name starting with a quote): `"…"` with `\"`, `\\`, `\n`, `\t`
+///   escapes, or `'…'` taken literally (like the shell's). After the closing quote only
+///   options may follow.
+/// - Source and policy names are single words (quotable); a policy value is the rest of the line.
+/// - Empty lines and lines starting with `#` are ignored (`parse` returns `nil`).
+public enum ControlLanguage {
+    /// Longest line accepted, in bytes without the newline (HARDENING test 9: a 64 KiB line).
+    public static let maxLineBytes = 65_536
+
+    /// Why a line is refused; `description` is the sentence appended to `.events`.
+    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var reason: String
+        public init(_ reason: String) { self.reason = reason }
+        public var description: String { reason }
+    }
+
+    /// Parses one line (without its newline; a trailing `\r` is ignored). `nil`: nothing to do.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(ParseError) -> LibraryCommand? {
+        guard bytes.count <= maxLineBytes else {
+            throw ParseError("line too long (\(bytes.count) bytes; at most \(maxLineBytes))")
+        }
+        guard !bytes.contains(0) else { throw ParseError("line contains a NUL byte") }
+        guard let text = String(validating: Array(bytes), as: UTF8.self) else {
+            throw ParseError("line is not valid UTF-8")
+        }
+        return try parse(text)
+    }
+
+    /// Parses one line of text (without its newline).
+    public static func parse(_ line: String) throws(ParseError) -> LibraryCommand? {
+        var rest = Substring(line)
+        if rest.last == "\r" { rest = rest.dropLast() }
+        rest = rest.trimmingBlanks()
+        guard !rest.isEmpty, rest.first != "#" else { return nil }
+        if rest.contains(where: { $0 == "\0" }) { throw ParseError("line contains a NUL byte") }
+        if let bad = rest.unicodeScalars.first(where: { $0.value < 0x20 && $0 != "\t" }) {
+            throw ParseError("line contains control character U+\(String(bad.value, radix: 16, uppercase: true))")
+        }
+        let verb = rest.takeWord()
+        switch verb {
+        case "download":
+            let (item, options) = try referenceAndOptions(rest, verb: verb)
+            return .download(item: item, options: try downloadOptions(options))
+        case "pause": return .pause(item: try reference(rest, verb: verb))
+        case "resume": return .resume(item: try reference(rest, verb: verb))
+        case "cancel": return .cancel(item: try reference(rest, verb: verb))
+        case "delete": return .delete(item: try reference(rest, verb: verb))
+        case "evict": return .evict(item: try reference(rest, verb: verb))
+        case "lock": return .lock(item: try reference(rest, verb: verb))
+        case "unlock": return .unlock(item: try reference(rest, verb: verb))
+        case "renew": return .renew(item: try reference(rest, verb: verb))
+        case "sync":
+            let words = try arguments(rest, verb: verb, count: 0...1, usage: "sync [<source>]")
+            return .sync(source: words.first)
+        case "subscribe":
+            return .subscribe(source: try arguments(rest, verb: verb, count: 1...1, usage: "subscribe <source>")[0])
+        case "unsubscribe":
+            return .unsubscribe(source: try arguments(rest, verb: verb, count: 1...1, usage: "unsubscribe <source>")[0])
+        case "source":
+            let sub = rest.takeWord()
+            switch sub {
+            case "add":
+                let words = try arguments(rest, verb: "source add", count: 2...2, usage: "source add <name> <feed-url>")
+                return .addSource(name: words[0], feedURL: words[1])
+            case "remove":
+                return .removeSource(name: try arguments(rest, verb: "source remove", count: 1...1, usage: "source remove <name>")[0])
+            default:
+                throw ParseError("unknown command 'source \(sub)' (use 'source add <name> <feed-url>' or 'source remove <name>')")
+            }
+        case "set":
+            var words = rest
+            let name = try words.takeArgument()
+            let value = try words.takeRest()
+            guard let name, let value, !value.isEmpty else { throw ParseError("usage: set <policy> <value>") }
+            return .setPolicy(name: name, value: value)
+        default:
+            throw ParseError("unknown command '\(verb.prefix(80))' (read .control for the command reference)")
+        }
+    }
+
+    /// The line for `command`, quoting only where the literal form would read differently.
+    public static func format(_ command: LibraryCommand) -> String {
+        switch command {
+        case .download(let item, let options):
+            var line = "download " + formatReference(item, hasOptions: true)
+            switch options.quality {
+            case .low?: line += " quality=low"
+            case .medium?: line += " quality=medium"
+            case .high?: line += " quality=high"
+            case .bitsPerSecond(let bits)?: line += " quality=\(bits)"
+            case nil: break
+            }
+            if let seconds = options.partialSeconds { line += " partial=\(formatNumber(seconds))" }
+            return line
+        case .pause(let item): return "pause " + formatReference(item)
+        case .resume(let item): return "resume " + formatReference(item)
+        case .cancel(let item): return "cancel " + formatReference(item)
+        case .delete(let item): return "delete " + formatReference(item)
+        case .evict(let item): return "evict " + formatReference(item)
+        case .lock(let item): return "lock " + formatReference(item)
+        case .unlock(let item): return "unlock " + formatReference(item)
+        case .renew(let item): return "renew " + formatReference(item)
+        case .sync(let source): return source.map { "sync " + formatWord($0) } ?? "sync"
+        case .addSource(let name, let url): return "source add \(formatWord(name)) \(formatWord(url))"
+        case .removeSource(let name): return "source remove " + formatWord(name)
+        case .subscribe(let name): return "subscribe " + formatWord(name)
+        case .unsubscribe(let name): return "unsubscribe " + formatWord(name)
+        case .setPolicy(let name, let value):
+            let literal = value.trimmingBlanksString() == value && !value.isEmpty && !value.hasPrefix("\"") && !value.hasPrefix("'")
+                && !value.contains(where: \.isLineBreakOrControl)
+            return "set \(formatWord(name)) " + (literal ? value : quoted(value))
+        }
+    }
+
+    /// What reading `.control` shows.
+    public static let reference = """
+        offlinefs control file: write one command per line, e.g.
+          echo "download sources/acme/Launch Day [ep-001].mp4" > .control
+        A bad line or an unknown item fails the write with EINVAL; the reason is appended to .events.
+
+        <item> is a path in the mount, source/content-id, or an item id. Names with spaces need
+        no quotes; use "…" (escapes \\" \\\\ \\n \\t) or '…' for leading or trailing blanks.
+
+          download <item> [quality=low|medium|high|<bits-per-second>] [partial=<seconds>]
+          pause <item>          resume <item>          cancel <item>
+          delete <item>         files and metadata (a re-sync does not bring it back)
+          evict <item>          files only; the item stays listed
+          lock <item>           unlock <item>          renew <item>
+          sync [<source>]
+          source add <name> <feed-url>                 source remove <name>
+          subscribe <source>    unsubscribe <source>
+          set <policy> <value>
+
+        Lines starting with # and empty lines are ignored. Lines are at most 65536 bytes.
+        Toggles without this file: setfattr -n user.offline.download -v on|paused|off <item>,
+        setfattr -n user.offline.subscribed -v 1|0 sources/<source>.
+
+        """
+
+    // MARK: - Parsing helpers
+
+    private static func reference(_ rest: Substring, verb: String) throws(ParseError) -> String {
+        let (item, options) = try referenceAndOptions(rest, verb: verb)
+        guard options.isEmpty else {
+            throw ParseError("'\(verb)' takes no options (got '\(options.joined(separator: " "))')")
+        }
+        return item
+    }
+
+    /// The reference and, for a literal one, the trailing `name=value` option words.
+    private static func referenceAndOptions(_ rest: Substring, verb: String) throws(ParseError) -> (String, [String]) {
+        var rest = rest
+        guard !rest.isEmpty else {
+            throw ParseError("usage: \(verb) <item> (an item id, source/content-id, or a path in the mount)")
+        }
+        if rest.first == "\"" || rest.first == "'" {
+            guard let item = try rest.takeArgument(), !item.isEmpty else { throw ParseError("\(verb): empty item reference") }
+            var options: [String] = []
+            while !rest.isEmpty { options.append(String(rest.takeWord())) }
+            return (item, options)
+        }
+        guard verb == "download" else { return (String(rest), []) }
+        var options: [String] = []
+        while let space = rest.lastIndex(where: { $0 == " " || $0 == "\t" }) {
+            let word = rest[rest.index(after: space)...]
+            guard isOption(word) else { break }
+            options.insert(String(word), at: 0)
+            rest = rest[..<space].trimmingBlanks()
+        }
+        return (String(rest), options)
+    }
+
+    private static func isOption(_ word: Substring) -> Bool {
+        word.hasPrefix("quality=") || word.hasPrefix("partial=")
+    }
+
+    private static func downloadOptions(_ words: [String]) throws(ParseError) -> DownloadOptions {
+        var options = DownloadOptions()
+        for word in words {
+            let value = word.drop { $0 != "=" }.dropFirst()
+            if word.hasPrefix("quality=") {
+                switch value {
+                case "low": options.quality = .low
+                case "medium": options.quality = .medium
+                case "high": options.quality = .high
+                default:
+                    guard let bits = Int(value), bits > 0 else {
+                        throw ParseError("bad quality '\(value.prefix(40))' (use low, medium, high or bits per second)")
+                    }
+                    options.quality = .bitsPerSecond(bits)
+                }
+            } else if word.hasPrefix("partial=") {
+                guard let seconds = Double(value), seconds > 0, seconds.isFinite else {
+                    throw ParseError("bad partial '\(value.prefix(40))' (use a number of seconds above 0)")
+                }
+                options.partialSeconds = seconds
+            } else {
+                throw ParseError("unknown download option '\(word.prefix(40))' (use quality= or partial=)")
+            }
+        }
+        return options
+    }
+
+    private static func arguments(_ rest: Substring, verb: String, count: ClosedRange<Int>,
+                                  usage: String) throws(ParseError) -> [String] {
+        var rest = rest
+        var words: [String] = []
+        while let word = try rest.takeArgument() {
+            words.append(word)
+            guard words.count <= count.upperBound else { throw ParseError("too many arguments; usage: \(usage)") }
+        }
+        guard count.contains(words.count), !words.contains(where: \.isEmpty) else { throw ParseError("usage: \(usage)") }
+        return words
+    }
+
+    // MARK: - Formatting helpers
+
+    private static func formatReference(_ item: String, hasOptions: Bool = false) -> String {
+        var needsQuotes = item.isEmpty || item.trimmingBlanksString() != item || item.hasPrefix("\"") || item.hasPrefix("'")
+            || item.hasPrefix("#") || item.contains(where: \.isLineBreakOrControl)
+        if hasOptions, let space = item.lastIndex(where: { $0 == " " || $0 == "\t" }),
+           isOption(item[item.index(after: space)...]) {
+            needsQuotes = true
+        }
+        return needsQuotes ? quoted(item) : item
+    }
+
+    private static func formatWord(_ word: String) -> String {
+        let plain = !word.isEmpty && !word.hasPrefix("\"") && !word.hasPrefix("'") && !word.hasPrefix("#")
+            && !word.contains(where: { $0 == " " || $0 == "\t" || $0.isLineBreakOrControl })
+        return plain ? word : quoted(word)
+    }
+
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7f {
+                    result += "\\u{\(String(scalar.value, radix: 16))}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+
+    private static func formatNumber(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
+
+extension Character {
+    fileprivate var isLineBreakOrControl: Bool {
+        unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }
+    }
+}
+
+extension StringProtocol {
+    fileprivate func trimmingBlanksString() -> String {
+        String(Substring(self).trimmingBlanks())
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingBlanks() -> Substring {
+        var result = self
+        while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
+        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
+        return result
+    }
+
+    /// The next blank-separated word (unquoted), dropping it and the blanks after it.
+    fileprivate mutating func takeWord() -> String {
+        self = trimmingBlanks()
+        let end = firstIndex(where: { $0 == " " || $0 == "\t" }) ?? endIndex
+        let word = String(self[..<end])
+        self = self[end...].trimmingBlanks()
+        return word
+    }
+
+    /// The next argument, quoted or not; `nil` at the end of the line.
+    fileprivate mutating func takeArgument() throws(ControlLanguage.ParseError) -> String? {
+        self = trimmingBlanks()
+        guard let first else { return nil }
+        guard first == "\"" || first == "'" else { return takeWord() }
+        var result = ""
+        var index = self.index(after: startIndex)
+        while index < endIndex {
+            let character = self[index]
+            if character == first {
+                let after = self.index(after: index)
+                guard after == endIndex || self[after] == " " || self[after] == "\t" else {
+                    throw ControlLanguage.ParseError("text right after a closing quote")
+                }
+                self = self[after...].trimmingBlanks()
+                return result
+            }
+            if first == "\"" && character == "\\" {
+                index = self.index(after: index)
+                guard index < endIndex else { break }
+                switch self[index] {
+                case "n": result.append("\n")
+                case "t": result.append("\t")
+                case "r": result.append("\r")
+                case "u":
+                    // `\u{hex}`: what `format` writes for other control characters.
+                    let rest = self[self.index(after: index)...]
+                    guard rest.first == "{", let close = rest.firstIndex(of: "}"),
+                          let value = UInt32(rest[rest.index(after: rest.startIndex)..<close], radix: 16),
+                          let scalar = Unicode.Scalar(value) else {
+                        throw ControlLanguage.ParseError("bad \\u{…} escape")
+                    }
+                    result.unicodeScalars.append(scalar)
+                    index = close
+                default: result.append(self[index])
+                }
+            } else {
+                result.append(character)
+            }
+            index = self.index(after: index)
+        }
+        throw ControlLanguage.ParseError("unterminated quote")
+    }
+
+    /// Everything left (a quoted argument when it starts with a quote), or `nil` when empty.
+    fileprivate mutating func takeRest() throws(ControlLanguage.ParseError) -> String? {
+        self = trimmingBlanks()
+        guard let first else { return nil }
+        if first == "\"" || first == "'" {
+            let value = try takeArgument()
+            guard isEmpty else { throw ControlLanguage.ParseError("text after a quoted value") }
+            return value
+        }
+        defer { self = self[endIndex...] }
+        return String(self)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import OfflineHTTP
+import OfflineStore
+import Synchronization
+
+/// The running engine of one library: the library lock, the transfer machinery, licences and
+/// the scheduler. `init` creates no thread (a mount may daemonize after it); `start()` does.
+/// One per library at a time: `init` takes `EngineLock` and throws naming the holder.
+public final class Engine: Sendable {
+    public let library: Library
+    public let lock: EngineLock
+    public let transfers: TransferEngine
+    public let licences: Licences
+    public let scheduler: Scheduler
+    public let clock: any EngineClock
+    /// Deletes and evictions waiting for the item's last reader to close (as unlink waits).
+    private let deferred = Mutex<[Int64: StopIntent]>([:])
+
+    public var store: LibraryStore { library.store }
+
+    public init(library: Library, clock: any EngineClock = SystemClock(),
+                configuration: SchedulerConfiguration = SchedulerConfiguration(),
+                fetchSettings: FetchSettings = FetchSettings()) throws {
+        self.library = library
+        self.clock = clock
+        lock = try EngineLock(folder: library.folder)
+        transfers = try TransferEngine(store: library.store, settings: fetchSettings,
+                                       attemptsPerDownload: configuration.attemptsPerDownload)
+        licences = Licences(store: library.store, client: library.client, clock: clock)
+        scheduler = Scheduler(store: library.store, transfers: transfers, licences: licences, client: library.client,
+                              syncSettings: library.syncSettings, clock: clock, configuration: configuration)
+        let licences = licences, scheduler = scheduler
+        transfers.fetcher.onRead { itemID, offset, length in licences.noteRead(itemID: itemID, offset: offset, length: length) }
+        licences.onChange { _ in scheduler.poke() }
+        transfers.fetcher.onLastReaderClosed { [weak self] itemID in self?.lastReaderClosed(itemID) }
+    }
+
+    /// Starts the scheduler thread. Downloads a crash left `downloading` resume as `queued`.
+    public func start() {
+        for item in (try? store.items(inStates: [.downloading])) ?? [] {
+            _ = try? store.setState(itemID: item.id, state: .queued)
+        }
+        scheduler.start()
+    }
+
+    /// Stops the scheduler and every transfer; interrupted downloads stay `queued`.
+    public func stop() {
+        scheduler.stop()
+        licences.drain()
+        transfers.shutdown()
+    }
+
+    /// Performs commands with this engine.
+    public var commands: LibraryCommands { LibraryCommands(library: library, engine: self) }
+
+    // MARK: - Used by LibraryCommands
+
+    /// Stops what runs for the item and applies `intent` now, or when its download returns,
+    /// or (delete, evict) at its last close.
+    func stop(_ item: Item, _ intent: StopIntent) {
+        if (intent == .delete || intent == .evict), transfers.fetcher.isOpen(itemID: item.id) {
+            deferred.withLock { $0[item.id] = intent }
+            if intent == .delete {
+                // The tombstone is visible at once; the bytes go at the last close.
+                try? store.setRequested(itemID: item.id, false)
+                _ = try? store.setState(itemID: item.id, state: .deleted)
+            }
+            return
+        }
+        if !scheduler.stopRunning(itemID: item.id, intent) {
+            scheduler.apply(intent, to: item)
+        }
+        scheduler.poke()
+    }
+
+    private func lastReaderClosed(_ itemID: Int64) {
+        guard let intent = deferred.withLock({ $0.removeValue(forKey: itemID) }) else { return }
+        switch intent {
+        case .delete: Scheduler.removeFiles(of: itemID, transfers: transfers, store: store)
+        default: if let item = try? store.item(id: itemID) { scheduler.apply(intent, to: item) }
+        }
+        scheduler.poke()
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import OfflineStore
+import Synchronization
+
+extension Scheduler {
+    /// Errors that a later attempt may clear on its own: retried after back-off.
+    static func isRetryable(_ code: ItemErrorCode?) -> Bool {
+        switch code {
+        case .noNetwork, .timeout, .networkError, .httpError, .corrupted, .downloadFailed, .contentNotFound: true
+        default: false
+        }
+    }
+
+    /// Network trouble: retried without limit (the network comes back); other retryable
+    /// errors spend `retry-limit`.
+    static func isTransient(_ code: ItemErrorCode?) -> Bool {
+        code == .noNetwork || code == .timeout || code == .networkError
+    }
+
+    /// `queued` and `idle` items: start what policies, space and slots allow; move the rest
+    /// to `idle` with the policy that stops them, or leave them `queued` for a slot.
+    func scheduleDownloads(now: Date, policies: PolicySet, wakeAt: inout [Date]) {
+        guard let candidates = try? store.items(inStates: [.queued, .idle]) else { return }
+        var usedToday = (try? store.usage(day: now, timeZone: configuration.timeZone)) ?? 0
+        for item in candidates {
+            let (busy, retryAt, runningCount) = state.withLock { s in
+                (s.running[item.id] != nil || s.stopped, s.retries[item.id]?.next, s.running.count)
+            }
+            if busy { continue }
+            if item.state == .idle, Self.isRetryable(item.error), let retryAt, retryAt > now {
+                wakeAt.append(retryAt)
+                continue
+            }
+            let licence = try? store.licence(itemID: item.id)
+            switch PolicyGate.check(item, policies: policies, licence: licence, now: now, usedToday: usedToday,
+                                    timeZone: configuration.timeZone) {
+            case .fail(let code, let message):
+                _ = try? store.setState(itemID: item.id, state: .failed, error: code, detail: message)
+                continue
+            case .wait(let code, let message, let until):
+                if item.state != .idle || item.error != code {
+                    _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: message)
+                }
+                if let until { wakeAt.append(until) }
+                continue
+            case .go:
+                break
+            }
+            guard runningCount < policies.maxConcurrentDownloads else {
+                // Waiting for a slot is `queued`, whatever stopped it before.
+                if item.state == .idle { _ = try? store.setState(itemID: item.id, state: .queued) }
+                continue
+            }
+            let need = max(0, (item.size ?? 0) - item.bytesPresent)
+            let busyIDs = runningItems
+            if let (code, message) = space.makeRoom(for: item, need: need, policies: policies, busy: busyIDs) {
+                if item.state != .idle || item.error != code {
+                    _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: message)
+                }
+                wakeAt.append(now.addingTimeInterval(configuration.spaceRecheckInterval))
+                continue
+            }
+            usedToday += need
+            let started = state.withLock { s -> Bool in
+                guard !s.stopped, s.running[item.id] == nil else { return false }
+                s.running[item.id] = now
+                return true
+            }
+            if started { spawn("offlinefs.download") { [self] in runDownload(item) } }
+        }
+    }
+
+    /// One download on its own thread: licence, media, usage, side files, then the outcome.
+    private func runDownload(_ item: Item) {
+        guard (try? store.claimDownload(itemID: item.id)) == true else {
+            // A command moved it first; apply what it asked if it asked while we started.
+            let intent = state.withLock { s -> StopIntent? in
+                s.running[item.id] = nil
+                return s.intents.removeValue(forKey: item.id)
+            }
+            if let intent { apply(intent, to: item) }
+            poke()
+            return
+        }
+        if state.withLock({ $0.intents[item.id] != nil }) {
+            finish(item, DownloadResult(itemID: item.id, state: .downloading, error: .cancelled, message: "stopped before it began"))
+            return
+        }
+        let before = (try? store.bytesPresent(itemID: item.id)) ?? 0
+        var result: DownloadResult
+        do {
+            try licences.acquireIfNeeded(itemID: item.id)
+            result = transfers.downloader.download(itemID: item.id, recordingFailures: false)
+        } catch {
+            result = DownloadResult(itemID: item.id, state: Self.isTransient(error.code) ? .idle : .failed,
+                                    error: error.code, message: error.message)
+        }
+        let after = (try? store.bytesPresent(itemID: item.id)) ?? before
+        try? store.addUsage(bytes: max(0, after - before), day: clock.now(), timeZone: configuration.timeZone)
+        if result.state == .cached { downloadSideFiles(item) }
+        finish(item, result)
+    }
+
+    /// Thumbnail and subtitles come with the item; their failure never fails it.
+    func downloadSideFiles(_ item: Item, thumbnailOnly: Bool = false) {
+        var keys: [CacheFileKey] = item.thumbnailURL == nil ? [] : ["thumbnail"]
+        if !thumbnailOnly { keys += item.subtitles.map { "subtitle.\($0.language)" } }
+        for key in keys {
+            if case .failure(let error) = transfers.downloader.downloadSideFile(itemID: item.id, file: key) {
+                _ = try? store.appendEvent(kind: .error, itemID: item.id, sourceID: item.sourceID,
+                                           message: "\(item.fileName ?? item.contentID): \(key) not downloaded: \(error.message)")
+            }
+        }
+    }
+
+    private func finish(_ item: Item, _ result: DownloadResult) {
+        let now = clock.now()
+        let limit = (try? store.policies().retryLimit) ?? 3
+        let (intent, retry) = state.withLock { s -> (StopIntent?, RetryState?) in
+            s.running[item.id] = nil
+            let intent = s.intents.removeValue(forKey: item.id)
+            guard intent == nil, result.state != .cached, result.error != .cancelled, result.error != .noSpace else {
+                if result.state == .cached { s.retries[item.id] = nil }
+                return (intent, nil)
+            }
+            var retry = s.retries[item.id] ?? RetryState()
+            retry.attempts += 1
+            let delay = configuration.backoff.delay(attempt: retry.attempts, random: Double.random(in: 0..<1, using: &s.random))
+            retry.next = now.addingTimeInterval(delay)
+            s.retries[item.id] = retry
+            return (nil, retry)
+        }
+        if let intent, !(result.state == .cached && (intent == .pause || intent == .shutdown)) {
+            // A pause that came too late to stop a finished download leaves it cached.
+            apply(intent, to: item)
+        } else if result.state != .cached {
+            record(result, item: item, retry: retry, limit: limit)
+        }
+        poke()
+    }
+
+    private func record(_ result: DownloadResult, item: Item, retry: RetryState?, limit: Int) {
+        let code = result.error ?? .downloadFailed
+        switch code {
+        case .noSpace, .cacheLimit:
+            // The claimed bytes are good: keep them, give back the unclaimed tail (the store
+            // needs room to record this), and wait for space.
+            transfers.fetcher.recoverFromWriteFailure(itemID: item.id, file: "media")
+            _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: result.message)
+        case .cancelled:
+            // Cancelled by something other than a command (a reader's cancel, a restart):
+            // try again.
+            _ = try? store.setState(itemID: item.id, state: .queued)
+        default:
+            let attempts = retry?.attempts ?? 1
+            if Self.isTransient(code) || (Self.isRetryable(code) && attempts <= limit) {
+                _ = try? store.setState(itemID: item.id, state: .idle, error: code,
+                                        detail: "\(result.message) (retry \(attempts))")
+            } else {
+                // The retry budget is spent: partial data goes (DESIGN §1 `failed`).
+                try? transfers.fetcher.discard(itemID: item.id, file: "media")
+                _ = try? store.setState(itemID: item.id, state: .failed, error: code, detail: result.message)
+                state.withLock { _ = $0.retries.removeValue(forKey: item.id) }
+            }
+        }
+    }
+
+    /// Carries out what a command asked of an item, once no download of it runs.
+    func apply(_ intent: StopIntent, to item: Item) {
+        switch intent {
+        case .pause:
+            _ = try? store.setState(itemID: item.id, state: .paused)
+        case .cancel:
+            try? transfers.fetcher.discard(itemID: item.id, file: "media")
+            try? store.setRequested(itemID: item.id, false)
+            _ = try? store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
+        case .evict:
+            try? transfers.evict(itemID: item.id)
+            try? store.setRequested(itemID: item.id, false)
+        case .delete:
+            Self.removeFiles(of: item.id, transfers: transfers, store: store)
+            try? store.setRequested(itemID: item.id, false)
+            _ = try? store.setState(itemID: item.id, state: .deleted)
+        case .licenceExpired:
+            _ = try? store.setState(itemID: item.id, state: .failed, error: .licenceExpired, detail: "the licence expired")
+        case .shutdown:
+            _ = try? store.setState(itemID: item.id, state: .queued)
+        }
+    }
+
+    /// Every cached file of an item (media, thumbnail, subtitles): the store forgets them
+    /// first, then the folder goes.
+    static func removeFiles(of itemID: Int64, transfers: TransferEngine, store: LibraryStore) {
+        transfers.fetcher.cancel(itemID: itemID)
+        try? transfers.fetcher.discard(itemID: itemID, file: "media")
+        try? store.clearPresentRanges(itemID: itemID)
+        let folder = (transfers.fetcher.cacheFilePath(itemID: itemID, file: "media") as NSString).deletingLastPathComponent
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// After a sync: `download-behavior` for new items, and pending items that got metadata.
+    func afterSync(_ report: SyncReport) {
+        guard case .merged(let merge) = report.outcome else { return }
+        for id in merge.resolvedPendingItemIDs { _ = try? store.setState(itemID: id, state: .queued) }
+        guard merge.added > 0, let behavior = try? store.policy(.downloadBehavior), behavior != .none,
+              let fresh = try? store.items(inStates: [.discovered]) else { return }
+        let newest = fresh.sorted { $0.addedAt > $1.addedAt }.prefix(merge.added)
+        for item in newest {
+            switch behavior {
+            case .auto:
+                try? store.setRequested(itemID: item.id, true)
+                _ = try? store.setState(itemID: item.id, state: .queued)
+            case .thumbnails:
+                downloadSideFiles(item, thumbnailOnly: true)
+            case .none:
+                break
+            }
+        }
+    }
+}

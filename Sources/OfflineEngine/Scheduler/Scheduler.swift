@@ -1,0 +1,292 @@
+import Dispatch
+import Foundation
+import OfflineHTTP
+import OfflineStore
+import Synchronization
+
+// Lock order: `state` is a leaf. No store call, clock call, transfer call or callback runs
+// while it is held; ticks read the store first, then decide under the lock.
+
+/// The loop deciding what runs (DESIGN §5 "Scheduler"): which requested items download now
+/// (slots, policies, space, back-off), metadata lookups for `metadata-pending` items, licence
+/// expiry, periodic syncs. One thread of its own runs `tick()` whenever something changed (a
+/// command, a finished download, a timer on the engine clock); downloads run on threads of
+/// their own. Every wait is a timer on the injected `EngineClock`.
+public final class Scheduler: Sendable {
+    let store: LibraryStore
+    let transfers: TransferEngine
+    let licences: Licences
+    let clock: any EngineClock
+    let configuration: SchedulerConfiguration
+    let space: SpaceManager
+    let lookup: MetadataLookup
+    let syncer: CatalogSync
+
+    struct State {
+        var started = false
+        var stopped = false
+        var running: [Int64: Date] = [:]
+        var intents: [Int64: StopIntent] = [:]
+        var retries: [Int64: RetryState] = [:]
+        var lookups: [Int64: RetryState] = [:]
+        var lookupsRunning: Set<Int64> = []
+        var thumbnailsRunning: Set<Int64> = []
+        var syncing = false
+        var timer: (any ClockTimer)?
+        var timerDate: Date?
+        var random: SplitMix64
+        var ticks = 0
+        /// `tickNow()` callers wait for a tick that began after they asked.
+        var tickRequests = 0
+        var ticksServed = 0
+    }
+    let state: Mutex<State>
+    private let wake = DispatchSemaphore(value: 0)
+    let workers = DispatchGroup()
+    private let loopDone = DispatchSemaphore(value: 0)
+    private let tickListeners = Mutex<[@Sendable () -> Void]>([])
+
+    init(store: LibraryStore, transfers: TransferEngine, licences: Licences, client: HTTPClient,
+         syncSettings: SyncSettings, clock: any EngineClock, configuration: SchedulerConfiguration) {
+        self.store = store
+        self.transfers = transfers
+        self.licences = licences
+        self.clock = clock
+        self.configuration = configuration
+        space = SpaceManager(store: store, transfers: transfers, freeSpace: configuration.freeSpace)
+        let now: @Sendable () -> Date = { clock.now() }
+        lookup = MetadataLookup(store: store, client: client, settings: syncSettings, now: now)
+        syncer = CatalogSync(store: store, client: client, settings: syncSettings, now: now)
+        let seed = configuration.jitterSeed ?? UInt64.random(in: .min ... .max)
+        state = Mutex(State(random: SplitMix64(seed: seed)))
+    }
+
+    // MARK: - Life cycle
+
+    /// Starts the scheduler thread (after any daemonizing fork).
+    func start() {
+        let first = state.withLock { s -> Bool in
+            defer { s.started = true }
+            return !s.started && !s.stopped
+        }
+        guard first else { return }
+        let thread = Thread { [self] in
+            while true {
+                wake.wait()
+                let (stopped, request) = state.withLock { ($0.stopped, $0.tickRequests) }
+                if stopped { break }
+                tick()
+                state.withLock { $0.ticksServed = max($0.ticksServed, request) }
+                for listener in tickListeners.withLock({ $0 }) { listener() }
+            }
+            loopDone.signal()
+        }
+        thread.name = "offlinefs.scheduler"
+        thread.start()
+        poke()
+    }
+
+    /// Stops deciding, stops running downloads (they stay `queued` for the next engine) and
+    /// waits for every worker thread.
+    func stop() {
+        let (wasStarted, running, timer) = state.withLock { s -> (Bool, [Int64], (any ClockTimer)?) in
+            guard !s.stopped else { return (false, [], nil) }
+            s.stopped = true
+            for id in s.running.keys { s.intents[id] = .shutdown }
+            return (s.started, Array(s.running.keys), s.timer)
+        }
+        timer?.cancel()
+        for id in running { transfers.downloader.cancel(itemID: id) }
+        if wasStarted {
+            wake.signal()
+            loopDone.wait()
+        }
+        workers.wait()
+    }
+
+    /// Asks for a tick soon (a command or a policy changed).
+    public func poke() {
+        wake.signal()
+    }
+
+    /// Called after every tick (tests wait on it instead of sleeping).
+    public func onTick(_ listener: @escaping @Sendable () -> Void) {
+        tickListeners.withLock { $0.append(listener) }
+    }
+
+    /// Runs a tick and returns once it is done (tests: "the scheduler has seen this").
+    /// Returns at once when the scheduler is not running.
+    public func tickNow() {
+        let target = state.withLock { s -> Int? in
+            guard s.started, !s.stopped else { return nil }
+            s.tickRequests += 1
+            return s.tickRequests
+        }
+        guard let target else { return }
+        poke()
+        while state.withLock({ $0.ticksServed < target && !$0.stopped }) { usleep(500) }
+    }
+
+    /// Ticks run so far.
+    public var tickCount: Int { state.withLock { $0.ticks } }
+
+    /// Items whose download thread is running.
+    public var runningItems: Set<Int64> { state.withLock { Set($0.running.keys) } }
+
+    /// Retries spent on an item since its last explicit request.
+    public func attempts(itemID: Int64) -> Int { state.withLock { $0.retries[itemID]?.attempts ?? 0 } }
+
+    /// Forgets an item's retry and lookup bookkeeping (an explicit download or resume).
+    func resetRetries(itemID: Int64) {
+        state.withLock {
+            $0.retries[itemID] = nil
+            $0.lookups[itemID] = nil
+        }
+    }
+
+    /// Asks a running download to stop and apply `intent` when it returns. False when the
+    /// item is not running (the caller applies the intent itself).
+    func stopRunning(itemID: Int64, _ intent: StopIntent) -> Bool {
+        let running = state.withLock { s -> Bool in
+            guard s.running[itemID] != nil else { return false }
+            s.intents[itemID] = intent
+            return true
+        }
+        if running { transfers.downloader.cancel(itemID: itemID) }
+        return running
+    }
+
+    // MARK: - The tick
+
+    func tick() {
+        let now = clock.now()
+        var wakeAt: [Date] = []
+        let policies = (try? store.policies()) ?? .defaults
+        expireLicences(now: now, wakeAt: &wakeAt)
+        resolvePending(now: now, wakeAt: &wakeAt)
+        scheduleDownloads(now: now, policies: policies, wakeAt: &wakeAt)
+        if configuration.periodicSync { syncDueSources(now: now, interval: policies.syncInterval, wakeAt: &wakeAt) }
+        armTimer(at: wakeAt.min())
+        state.withLock { $0.ticks += 1 }
+    }
+
+    /// Keeps one clock timer at the earliest time something waits for.
+    private func armTimer(at date: Date?) {
+        let (old, arm) = state.withLock { s -> ((any ClockTimer)?, Bool) in
+            if s.timerDate == date { return (nil, false) }
+            let old = s.timer
+            s.timer = nil
+            s.timerDate = date
+            return (old, date != nil && !s.stopped)
+        }
+        old?.cancel()
+        guard arm, let date else { return }
+        let timer = clock.schedule(at: date) { [self] in
+            state.withLock { if $0.timerDate == date { $0.timerDate = nil; $0.timer = nil } }
+            poke()
+        }
+        state.withLock { if $0.timerDate == date { $0.timer = timer } }
+    }
+
+    /// Items whose licence ran out stop (`failed`, `licence-expired`); bytes are kept so
+    /// `renew` makes a cached item playable again.
+    private func expireLicences(now: Date, wakeAt: inout [Date]) {
+        guard let licences = try? store.expiringLicences() else { return }
+        for licence in licences {
+            guard let expiry = licence.expiresAt else { continue }
+            guard expiry <= now else {
+                wakeAt.append(expiry)
+                continue
+            }
+            guard let item = try? store.item(id: licence.itemID), item.state != .deleted, item.state != .discovered,
+                  item.error != .licenceExpired else { continue }
+            if stopRunning(itemID: item.id, .licenceExpired) { continue }
+            _ = try? store.setState(itemID: item.id, state: .failed, error: .licenceExpired,
+                                    detail: "the licence expired at \(LicenceClock.iso(expiry))")
+        }
+    }
+
+    /// `metadata-pending`: items whose metadata arrived become `queued`; the others get a
+    /// lookup now or at their retry time, and `failed`/`content-not-found` after the last.
+    private func resolvePending(now: Date, wakeAt: inout [Date]) {
+        guard let pending = try? store.items(inStates: [.metadataPending]) else { return }
+        for item in pending {
+            if item.mediaURL != nil {
+                state.withLock { _ = $0.lookups.removeValue(forKey: item.id) }
+                _ = try? store.setState(itemID: item.id, state: .queued)
+                continue
+            }
+            let due = state.withLock { s -> Date? in
+                if s.lookupsRunning.contains(item.id) { return .distantFuture }
+                let next = s.lookups[item.id]?.next ?? .distantPast
+                if next <= now, !s.stopped {
+                    s.lookupsRunning.insert(item.id)
+                    return nil
+                }
+                return next
+            }
+            if let due {
+                if due != .distantFuture { wakeAt.append(due) }
+                continue
+            }
+            spawn("offlinefs.lookup") { [self] in runLookup(item) }
+        }
+    }
+
+    private func runLookup(_ item: Item) {
+        let found = lookup.attempt(item)
+        let now = clock.now()
+        let exhausted = state.withLock { s -> Bool in
+            s.lookupsRunning.remove(item.id)
+            if found { s.lookups[item.id] = nil; return false }
+            var retry = s.lookups[item.id] ?? RetryState()
+            retry.attempts += 1
+            retry.next = now.addingTimeInterval(configuration.metadataRetryDelay)
+            s.lookups[item.id] = retry
+            return retry.attempts > configuration.metadataRetries
+        }
+        if found {
+            _ = try? store.setState(itemID: item.id, state: .queued)
+        } else if exhausted {
+            state.withLock { _ = $0.lookups.removeValue(forKey: item.id) }
+            _ = try? store.setState(itemID: item.id, state: .failed, error: .contentNotFound,
+                                    detail: "no metadata for '\(item.contentID)' after \(configuration.metadataRetries + 1) lookups")
+        }
+        poke()
+    }
+
+    /// Starts every sync that is due (one at a time), keeping the next due time.
+    private func syncDueSources(now: Date, interval: TimeInterval, wakeAt: inout [Date]) {
+        guard let sources = try? store.sources() else { return }
+        for source in sources where source.subscribed {
+            let due = (source.lastSyncAt ?? .distantPast).addingTimeInterval(interval)
+            guard due <= now else {
+                wakeAt.append(due)
+                continue
+            }
+            let start = state.withLock { s -> Bool in
+                guard !s.syncing, !s.stopped else { return false }
+                s.syncing = true
+                return true
+            }
+            guard start else { continue }
+            spawn("offlinefs.sync") { [self] in
+                let report = syncer.sync(source)
+                afterSync(report)
+                state.withLock { $0.syncing = false }
+                poke()
+            }
+        }
+    }
+
+    /// Runs `body` on a thread of its own, tracked so `stop()` waits for it.
+    func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        workers.enter()
+        let thread = Thread { [workers] in
+            body()
+            workers.leave()
+        }
+        thread.name = name
+        thread.start()
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Glibc
+import OfflineStore
+
+/// Keeps the cache under `cache-limit` and the disk above `free-space-reserve` (DESIGN §1, §5):
+/// before a download starts it makes room by evicting, streamed-only items first (least
+/// recently used), requested ones only with `auto-purge` on, locked, open and running items
+/// never. When no room can be made the item waits as `cache-limit` or `no-space`.
+public struct SpaceManager: Sendable {
+    let store: LibraryStore
+    let transfers: TransferEngine
+    /// Bytes free for an unprivileged writer on the library's filesystem (nil: unknown).
+    let freeSpace: @Sendable (URL) -> Int64?
+
+    public static let statvfsFreeSpace: @Sendable (URL) -> Int64? = { folder in
+        var info = statvfs()
+        guard statvfs(folder.path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// Makes room for `need` more bytes of `item`; returns the error that stops it, or nil.
+    func makeRoom(for item: Item, need: Int64, policies: PolicySet, busy: Set<Int64>) -> (ItemErrorCode, String)? {
+        var cached: Int64
+        do { cached = try store.totalBytesPresent() } catch { return nil }
+        var candidates: [Item]?
+        while let (code, message) = shortfall(need: need, cached: cached, policies: policies) {
+            if candidates == nil {
+                let all = (try? store.evictionCandidates()) ?? []
+                let usable = all.filter { $0.id != item.id && !busy.contains($0.id) && !transfers.fetcher.isOpen(itemID: $0.id) }
+                // Streamed-only first; requested (downloaded on purpose) only with auto-purge.
+                candidates = usable.filter { !$0.requested } + (policies.autoPurge ? usable.filter { $0.requested && $0.state == .cached } : [])
+            }
+            guard let victim = candidates?.first else { return (code, message) }
+            candidates?.removeFirst()
+            do {
+                try transfers.evict(itemID: victim.id)
+                if victim.requested { try store.setRequested(itemID: victim.id, false) }
+                _ = try? store.appendEvent(kind: "evict", itemID: victim.id, sourceID: victim.sourceID,
+                                           message: "\(victim.fileName ?? victim.contentID): evicted for \(code.rawValue)")
+                cached -= victim.bytesPresent
+            } catch {
+                continue
+            }
+        }
+        return nil
+    }
+
+    private func shortfall(need: Int64, cached: Int64, policies: PolicySet) -> (ItemErrorCode, String)? {
+        if let limit = policies.cacheLimit.bytes, cached + need > limit {
+            return (.cacheLimit, "\(need) more bytes would pass cache-limit \(policies.cacheLimit) (\(cached) cached)")
+        }
+        if let free = freeSpace(store.folder), free - need < policies.freeSpaceReserve {
+            return (.noSpace, "\(need) more bytes would leave less than free-space-reserve \(ByteLimit.bytes(policies.freeSpaceReserve).description) free (\(free) free)")
+        }
+        return nil
+    }
+}

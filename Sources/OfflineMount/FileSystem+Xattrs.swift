@@ -1,0 +1,79 @@
+import Foundation
+import OfflineEngine
+import OfflineFUSE
+import OfflineStore
+import Logging
+import Synchronization
+
+/// Extended attributes (DESIGN §2, HARDENING test 8): read-only tables from `Xattrs`, and the
+/// two toggles turned into library commands. Never `ENOSYS` (it would disable xattrs for the
+/// whole mount): unknown names are `ENODATA`, other writes `EPERM`, bad toggle values `EINVAL`.
+/// Sizes and `ERANGE` are the binding's (it receives the whole value).
+extension OfflineFileSystem {
+    /// Every attribute of `inode` with its value.
+    func attributeTable(_ inode: UInt64) -> Result<[(String, String)], Errno> {
+        let snapshot = tree.snapshot
+        switch NodeID(inode: inode) {
+        case .itemFile(let id, let file)?:
+            guard snapshot.itemFile(inode) != nil else { return .failure(.noSuchFileOrDirectory) }
+            guard file == 0 else { return .success([]) }
+            do {
+                guard let item = try store.item(id: id), let source = try store.source(id: item.sourceID) else {
+                    return .failure(.noSuchFileOrDirectory)
+                }
+                return .success(Xattrs.item(item, source: source.name, categories: try store.categoryPaths(itemID: id),
+                                            licence: try store.licence(itemID: id)))
+            } catch {
+                logger.error("cannot read item \(id)'s attributes: \(error)")
+                return .failure(.ioError)
+            }
+        case .hidden?:
+            return .success([])
+        case let node?:
+            guard let folder = snapshot.folders[inode] else { return .failure(.noSuchFileOrDirectory) }
+            let items = folder.children.compactMap { child -> TreeItem? in
+                guard !child.isDirectory, case .itemFile(let id, 0)? = NodeID(inode: child.inode) else { return nil }
+                return snapshot.items[id]
+            }
+            var source: Source?
+            if case .source(let id) = node { source = try? store.source(id: id) }
+            return .success(Xattrs.folder(items: items, source: source))
+        case nil:
+            return .failure(.noSuchFileOrDirectory)
+        }
+    }
+
+    func doSetxattr(inode: UInt64, name: String, value: [UInt8]) -> Result<Void, Errno> {
+        let commands: Result<[LibraryCommand], Errno>
+        switch (name, NodeID(inode: inode)) {
+        case (Xattrs.download, .itemFile(let id, 0)?):
+            guard tree.snapshot.itemFile(inode) != nil else { return .failure(.noSuchFileOrDirectory) }
+            guard let item = try? store.item(id: id) else { return .failure(.noSuchFileOrDirectory) }
+            commands = Xattrs.downloadToggle(value, item: item)
+        case (Xattrs.subscribed, .source(let id)?):
+            guard let source = try? store.source(id: id) else { return .failure(.noSuchFileOrDirectory) }
+            commands = Xattrs.subscribedToggle(value, source: source)
+        default:
+            return .failure(.notPermitted)
+        }
+        switch commands {
+        case .failure(let errno):
+            control.report(ControlLanguage.ParseError("bad value '\(Xattrs.toggleValue(value).prefix(40))' for \(name)"),
+                           line: nil, origin: "setxattr")
+            return .failure(errno)
+        case .success(let list):
+            var result: Result<Void, Errno> = .success(())
+            for command in list {
+                do {
+                    _ = try performer.perform(command)
+                } catch {
+                    control.report(error, line: Array(ControlLanguage.format(command).utf8)[...], origin: "setxattr \(name)")
+                    result = .failure(.invalidArgument)
+                    break
+                }
+            }
+            if !list.isEmpty { refreshNow() }
+            return result
+        }
+    }
+}

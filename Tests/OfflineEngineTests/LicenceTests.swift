@@ -1,0 +1,105 @@
+import Foundation
+import OfflineEngine
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// Rental, dual expiry, purchase, acquisition and renewal through a licence URL, with the
+/// clock moved instead of waited for.
+@Suite struct LicenceTests {
+    @Test func rentalExpiresAfterItsDurationAndRenewRestoresIt() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let item = try f.addItem("a.mp4", size: 5000, licence: LicenceTerms(kind: .rental, rentalDuration: 3600))
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(item, .cached)
+        // Acquired at download: expires one rental duration later
+        let licence = try #require(try f.store.licence(itemID: item.id))
+        #expect(licence.acquiredAt == f.clock.now())
+        #expect(licence.expiresAt == f.clock.now().addingTimeInterval(3600))
+        f.advance(3599)
+        #expect(try f.item(item).state == .cached)
+        f.advance(1)
+        let expired = try f.item(item)
+        #expect(expired.state == .failed)
+        #expect(expired.error == .licenceExpired)
+        #expect(expired.bytesPresent == 5000)
+        // Renew: a new rental from now, the cached bytes usable again
+        _ = try f.commands.perform(.renew(item: "src/a.mp4"))
+        try waitUntil { try f.item(item).state == .cached }
+        #expect(try f.store.licence(itemID: item.id)?.expiresAt == f.clock.now().addingTimeInterval(3600))
+    }
+
+    @Test func dualExpiryStartsAtFirstPlaybackPastTwoMiB() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let terms = LicenceTerms(kind: .rental, rentalDuration: 86_400, playDuration: 600)
+        let item = try f.addItem("a.mp4", size: 3 << 20, licence: terms)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(item, .cached)
+        let acquired = f.clock.now()
+        // A header read (a thumbnailer) does not start the play clock
+        f.advance(100)
+        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 0, length: 65_536)
+        f.engine.licences.drain()
+        #expect(try f.store.licence(itemID: item.id)?.firstPlayedAt == nil)
+        // A read past the first 2 MiB does: the earlier of the two clocks wins
+        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 2 << 20, length: 4096)
+        f.engine.licences.drain()
+        let played = try #require(try f.store.licence(itemID: item.id))
+        #expect(played.firstPlayedAt == acquired.addingTimeInterval(100))
+        #expect(played.expiresAt == acquired.addingTimeInterval(700))
+        f.engine.scheduler.tickNow()
+        f.advance(599)
+        #expect(try f.item(item).state == .cached)
+        f.advance(1)
+        #expect(try f.item(item).error == .licenceExpired)
+    }
+
+    @Test func licenceURLGivesTheTermsAndRenews() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        f.origin.serve("/licence/a", .text(#"{"kind": "rental", "rentalDuration": 120, "key": "AAECAwQFBgcICQoLDA0ODw=="}"#,
+                                           contentType: "application/json"))
+        let terms = LicenceTerms(kind: .rental, rentalDuration: 999_999, licenceURL: f.origin.url("/licence/a"))
+        let item = try f.addItem("a.mp4", size: 5000, licence: terms)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(item, .cached)
+        let licence = try #require(try f.store.licence(itemID: item.id))
+        #expect(licence.terms.rentalDuration == 120)
+        #expect(licence.key?.count == 16)
+        #expect(licence.expiresAt == f.clock.now().addingTimeInterval(120))
+        f.advance(60)
+        _ = try f.commands.perform(.renew(item: "src/a.mp4"))
+        try waitUntil { f.origin.requests(for: "/licence/a").count == 2 }
+        try waitUntil { try f.store.licence(itemID: item.id)?.expiresAt == f.clock.now().addingTimeInterval(120) }
+    }
+
+    @Test func purchaseNeverExpires() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let item = try f.addItem("a.mp4", size: 5000, licence: LicenceTerms(kind: .purchase))
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(item, .cached)
+        #expect(try f.store.licence(itemID: item.id)?.expiresAt == nil)
+        f.advance(10 * 365 * 86_400)
+        #expect(try f.item(item).state == .cached)
+    }
+
+    @Test func expiredLicenceStopsADownloadRequest() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let item = try f.addItem("a.mp4", size: 5000, licence: LicenceTerms(kind: .rental, rentalDuration: 10))
+        var licence = try #require(try f.store.licence(itemID: item.id))
+        licence.acquiredAt = f.clock.now().addingTimeInterval(-20)
+        licence.expiresAt = f.clock.now().addingTimeInterval(-10)
+        try f.store.putLicence(licence)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        #expect(try f.wait(item, .failed).error == .licenceExpired)
+    }
+}

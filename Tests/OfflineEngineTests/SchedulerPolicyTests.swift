@@ -1,0 +1,154 @@
+import Foundation
+import OfflineEngine
+import OfflineHTTP
+import OfflineStore
+import OfflineTestSupport
+import Synchronization
+import Testing
+
+/// Each policy of DESIGN §1 stopping and releasing downloads while the engine runs.
+@Suite struct SchedulerPolicyTests {
+    @Test func fileSizeMaxIsOutOfPolicyUntilRaised() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "file-size-max", value: "1000")
+        let item = try f.addItem("a.mp4", size: 5000)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        #expect(try f.wait(item, .idle).error == .outOfPolicy)
+        try f.perform(.setPolicy(name: "file-size-max", value: "unlimited"))
+        try f.wait(item, .cached)
+    }
+
+    @Test func downloadWindowWaitsForItsOpening() throws {
+        let f = try EngineFixture()  // 12:00 UTC
+        defer { f.close() }
+        try f.store.setPolicy(name: "download-window", value: "01:00-06:00")
+        let item = try f.addItem("a.mp4", size: 5000)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        #expect(try f.wait(item, .idle).error == .outOfPolicy)
+        f.advance(12 * 3600)  // 00:00: still closed
+        #expect(try f.item(item).state == .idle)
+        f.advance(3600)  // 01:00: the window's timer fires
+        try f.wait(item, .cached)
+    }
+
+    @Test func dailyLimitWaitsForTheNextDay() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "daily-limit", value: "100000")
+        let first = try f.addItem("a.mp4", size: 80_000)
+        let second = try f.addItem("b.mp4", size: 50_000)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(first, .cached)
+        try f.perform(.download(item: "src/b.mp4", options: DownloadOptions()))
+        #expect(try f.wait(second, .idle).error == .dailyLimit)
+        f.advance(12 * 3600)  // midnight UTC
+        try f.wait(second, .cached)
+    }
+
+    @Test func cacheLimitEvictsStreamedFirstAndRequestedOnlyWithAutoPurge() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "cache-limit", value: "100000")
+        let streamed = try f.addItem("s.mp4", size: 60_000)
+        let wanted = try f.addItem("w.mp4", size: 60_000)
+        let more = try f.addItem("m.mp4", size: 60_000)
+        f.start()
+        // Given an item a program streamed whole (cached, never requested)
+        try stream(f, streamed)
+        #expect(try f.wait(streamed, .cached).requested == false)
+        // When a requested item needs its room
+        try f.perform(.download(item: "src/w.mp4", options: DownloadOptions()))
+        try f.wait(wanted, .cached)
+        // Then the streamed one was evicted for it
+        #expect(try f.item(streamed).bytesPresent == 0)
+        // A third requested item does not evict the requested one without auto-purge …
+        try f.perform(.download(item: "src/m.mp4", options: DownloadOptions()))
+        #expect(try f.wait(more, .idle).error == .cacheLimit)
+        // … nor a locked one with it …
+        try f.perform(.lock(item: "src/w.mp4"))
+        try f.perform(.setPolicy(name: "auto-purge", value: "on"))
+        #expect(try f.item(more).state == .idle)
+        // … but an unlocked one with auto-purge on
+        try f.perform(.unlock(item: "src/w.mp4"))
+        try f.wait(more, .cached)
+        #expect(try f.item(wanted).bytesPresent == 0)
+        #expect(try f.item(wanted).state == .discovered)
+    }
+
+    @Test func freeSpaceReserveIsNoSpaceUntilSpaceIsFreed() throws {
+        let free = Mutex<Int64>(10_000)
+        let f = try EngineFixture { $0.freeSpace = { _ in free.withLock { $0 } } }
+        defer { f.close() }
+        try f.store.setPolicy(name: "free-space-reserve", value: "5000")
+        let item = try f.addItem("a.mp4", size: 8000)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        #expect(try f.wait(item, .idle).error == .noSpace)
+        // Space freed by another program is seen at the next recheck
+        free.withLock { $0 = 1 << 30 }
+        f.advance(30)
+        try f.wait(item, .cached)
+    }
+
+    @Test func downloadBehaviorAutoQueuesNewItemsAndThumbnailsFetchesThumbnails() throws {
+        let f = try EngineFixture { $0.periodicSync = true }
+        defer { f.close() }
+        f.origin.serve("/a.mp4", .generated(size: 5000, seed: 1))
+        f.origin.serve("/a.jpg", .generated(size: 700, seed: 2))
+        f.origin.serve("/b.mp4", .generated(size: 5000, seed: 3))
+        f.origin.serve("/b.jpg", .generated(size: 700, seed: 4))
+        func feed(_ ids: [String]) -> String {
+            let items = ids.map { #"{"id": "\#($0)", "title": "\#($0)", "type": "video", "url": "/\#($0).mp4", "size": 5000, "thumbnail": "/\#($0).jpg"}"# }
+            return #"{"offlinefs": 1, "items": [\#(items.joined(separator: ","))]}"#
+        }
+        try f.store.setPolicy(name: "download-behavior", value: "thumbnails")
+        f.origin.serve("/feed.json", .text(feed(["a"]), contentType: "application/json"))
+        // The engine syncs the never-synced source at start
+        f.start()
+        let a = try waitForItem(f, "a")
+        try waitUntil { try f.store.bytesPresent(itemID: a.id, file: "thumbnail") == 700 }
+        #expect(try f.item(a).state == .discovered)
+        // With auto, the next sync (one sync-interval later) queues the new item
+        try f.store.setPolicy(name: "download-behavior", value: "auto")
+        f.origin.serve("/feed.json", .text(feed(["a", "b"]), contentType: "application/json"))
+        f.advance(3600)
+        let b = try waitForItem(f, "b")
+        try f.wait(b, .cached)
+        #expect(try f.item(a).state == .discovered)
+        #expect(f.origin.requests(for: "/feed.json").count == 2)
+    }
+
+    private func waitForItem(_ f: EngineFixture, _ id: String) throws -> Item {
+        var found: Item?
+        try waitUntil {
+            found = try f.store.item(source: "src", contentID: id)
+            return found != nil
+        }
+        return try #require(found)
+    }
+
+    /// Reads every byte through the byte source, as the mount does for a program.
+    private func stream(_ f: EngineFixture, _ item: Item) throws {
+        let done = DispatchSemaphore(value: 0)
+        f.engine.transfers.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, item.size ?? 0),
+                                                 readAhead: 0, deadline: .now + .seconds(10)) { _ in done.signal() }
+        done.wait()
+    }
+}
+
+/// Polls `condition` (bounded) for what another thread will make true.
+func waitUntil(timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation,
+               _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + timeout
+    while try !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not met in \(timeout)", sourceLocation: sourceLocation)
+            return
+        }
+        usleep(2000)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import OfflineEngine
+import OfflineFUSE
+import OfflineMount
+import OfflineStore
+import Testing
+
+/// The pure parts of the control issue: `.status`/`.status.json` renderers, the xattr tables
+/// and the toggles' commands (no kernel).
+struct StatusFilesTests {
+    let fixtures = TreeUnitTests()
+
+    func summary(_ id: Int64, _ state: ItemState, bytes: Int64 = 0, size: Int64 = 100, error: ItemErrorCode? = nil) -> ItemSummary {
+        var item = fixtures.item(id, source: 1, "Item \(id) [c\(id)].mp4", state: state, bytes: bytes)
+        item.size = size
+        item.error = error
+        return ItemSummary(fixtures.listing(item, "acme", [["news"]]), licence: nil)
+    }
+
+    @Test func statusListsEveryRequestedItemBusiestFirstWithSpeedAndETA() {
+        let items = [summary(1, .cached, bytes: 100), summary(2, .discovered), summary(3, .downloading, bytes: 25, size: 1_000_000),
+                     summary(4, .failed, error: .httpError), summary(5, .queued)]
+        let rows = StatusFiles.rows(items, speeds: [3: 2048, 1: 999])
+        #expect(rows.map(\.item.id) == [3, 5, 4, 1])
+        #expect(rows[0].speed == 2048)
+        #expect(rows[0].etaSeconds == ((1_000_000 - 25) / 2048.0).rounded(.up))
+        #expect(rows[3].speed == nil)  // only downloading items have a speed
+        let table = StatusFiles.table(rows, now: Date(timeIntervalSince1970: 0))
+        let lines = table.split(separator: "\n").map(String.init)
+        #expect(lines[0].contains("1 downloading, 1 queued, 1 failed, 1 cached"))
+        #expect(lines[1].hasPrefix("STATE"))
+        #expect(lines[2].hasPrefix("downloading") && lines[2].contains("2.0 KiB/s") && lines[2].contains("8m09s")
+            && lines[2].contains("sources/acme/Item 3 [c3].mp4"), "\(lines[2])")
+        #expect(lines[4].contains("(http-error)"))
+        #expect(StatusFiles.table([], now: Date()).contains("nothing requested"))
+    }
+
+    @Test func statusJSONCarriesTheDesignFields() throws {
+        let rows = StatusFiles.rows([summary(3, .downloading, bytes: 50)], speeds: [3: 10])
+        let json = try JSONSerialization.jsonObject(with: Data(StatusFiles.json(rows, now: Date()))) as? [String: Any]
+        let item = try #require((json?["items"] as? [[String: Any]])?.first)
+        for field in ["id", "source", "contentId", "title", "fileName", "path", "type", "state", "size", "bytes", "progress",
+                      "licence", "licenceExpires", "categories", "speed", "eta"] {
+            #expect(item[field] != nil, "\(field)")
+        }
+        #expect(item["state"] as? String == "downloading")
+        #expect(item["eta"] as? Double == 5)
+        #expect(json?["time"] is String)
+    }
+
+    @Test func itemAttributesFollowTheDesignAndLeaveOutMissingValues() {
+        var item = fixtures.item(7, source: 1, "A [c7].mp4", state: .downloading, bytes: 33)
+        item.mimeType = "video/mp4"
+        let table = Dictionary(uniqueKeysWithValues: Xattrs.item(item, source: "acme", categories: [["news", "local"], ["family"]],
+                                                                 licence: nil))
+        #expect(table["user.offline.state"] == "downloading")
+        #expect(table["user.offline.progress"] == "0.3300")
+        #expect(table["user.offline.bytes"] == "33")
+        #expect(table["user.offline.size"] == "100")
+        #expect(table["user.offline.licence"] == "none")
+        #expect(table["user.offline.licence.expires"] == "never")
+        #expect(table["user.offline.content-id"] == "c7")
+        #expect(table["user.offline.source"] == "acme")
+        #expect(table["user.offline.categories"] == "news/local, family")
+        #expect(table["user.offline.locked"] == "0")
+        #expect(table["user.offline.download"] == "on")
+        #expect(table["user.xdg.origin.url"] == "http://h/7")
+        #expect(table["user.mime_type"] == "video/mp4")
+        #expect(table["user.offline.error"] == nil && table["user.offline.downloaded-at"] == nil && table["user.xdg.comment"] == nil)
+    }
+
+    @Test(arguments: [
+        (ItemState.discovered, "on", [LibraryCommand.download(item: "7", options: .init())]),
+        (.paused, "on", [.resume(item: "7")]),
+        (.failed, "on\n", [.resume(item: "7")]),
+        (.queued, "on", []),
+        (.downloading, "paused", [.pause(item: "7")]),
+        (.paused, "paused", []),
+        (.downloading, "off", [.cancel(item: "7")]),
+        (.cached, "off", [.evict(item: "7")]),
+        (.discovered, "off", []),
+    ])
+    func downloadToggleMapsToCommands(state: ItemState, value: String, commands: [LibraryCommand]) {
+        let item = fixtures.item(7, source: 1, "A [c7].mp4", state: state)
+        #expect(Xattrs.downloadToggle(Array(value.utf8), item: item) == .success(commands))
+    }
+
+    @Test func badToggleValuesAreEINVAL() {
+        let item = fixtures.item(7, source: 1, "A [c7].mp4", state: .queued)
+        for value in ["", "yes", "ON", "1"] {
+            #expect(Xattrs.downloadToggle(Array(value.utf8), item: item) == .failure(.invalidArgument), "\(value)")
+        }
+        let source = fixtures.source(1, "acme")
+        #expect(Xattrs.subscribedToggle(Array("0".utf8), source: source) == .success([.unsubscribe(source: "acme")]))
+        #expect(Xattrs.subscribedToggle(Array("1".utf8), source: source) == .success([]))
+        #expect(Xattrs.subscribedToggle(Array("on".utf8), source: source) == .failure(.invalidArgument))
+    }
+
+    @Test func folderAttributesCountTheirItems() {
+        let items = [TreeItem(id: 1, files: [], size: 10, modificationTime: Timestamp(seconds: 0), state: .cached),
+                     TreeItem(id: 2, files: [], size: 5, modificationTime: Timestamp(seconds: 0), state: .queued)]
+        let table = Dictionary(uniqueKeysWithValues: Xattrs.folder(items: items, source: fixtures.source(1, "acme", subscribed: false)))
+        #expect(table["user.offline.items"] == "2")
+        #expect(table["user.offline.cached"] == "1")
+        #expect(table["user.offline.queued"] == "1")
+        #expect(table["user.offline.size"] == "15")
+        #expect(table["user.offline.subscribed"] == "0")
+        #expect(table["user.xdg.origin.url"] == "http://h/f")
+    }
+}
