@@ -1,3 +1,4 @@
+import OfflineFUSE
 import CFuseShim
 import Foundation
 import Testing

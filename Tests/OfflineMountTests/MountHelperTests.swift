@@ -1,3 +1,4 @@
+import OfflineFUSE
 import Foundation
 import OfflineEngine
 import OfflineMount

@@ -1,3 +1,4 @@
+import OfflineFUSE
 import ArgumentParser
 import Foundation
 

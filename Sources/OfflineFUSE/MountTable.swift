@@ -1,11 +1,11 @@
 import Foundation
 
 /// The kernel's mount table (`/proc/self/mountinfo`), read without touching any mount, so a
-/// dead ("Transport endpoint is not connected") mount cannot hang or fail the check.
-enum MountTable {
+/// dead ("Transport endpoint is not connected") or slow mount cannot hang or fail the check.
+public enum MountTable {
     /// Mount points and their filesystem types (`fuse.offlinefs`), unescaped.
-    static func entries() -> [(mountpoint: String, type: String)] {
-        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [] }
+    public static func entries() -> [(mountpoint: String, type: String)] {
+        guard let text = readMountInfo() else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let halves = line.components(separatedBy: " - ")
             let fields = halves[0].split(separator: " ")
@@ -15,13 +15,23 @@ enum MountTable {
         }
     }
 
-    static func isMounted(_ path: String) -> Bool {
+    public static func isMounted(_ path: String) -> Bool {
         entries().contains { $0.mountpoint == path }
+    }
+
+    /// Polls until `isMounted(path) == mounted` or `deadline` seconds pass.
+    public static func wait(for path: String, mounted: Bool, deadline: Double = 5) -> Bool {
+        let end = Date().addingTimeInterval(deadline)
+        while Date() < end {
+            if isMounted(path) == mounted { return true }
+            usleep(5_000)
+        }
+        return isMounted(path) == mounted
     }
 
     /// An absolute path for `path` with its parent resolved (`realpath`), without touching the
     /// last component: stat of a dead mount fails.
-    static func absolute(_ path: String) -> String {
+    public static func absolute(_ path: String) -> String {
         let url = URL(fileURLWithPath: path)
         let parent = url.deletingLastPathComponent().path
         let resolved = realpath(parent, nil).map { pointer in
@@ -29,6 +39,23 @@ enum MountTable {
             return String(cString: pointer)
         } ?? parent
         return resolved == "/" ? "/" + url.lastPathComponent : resolved + "/" + url.lastPathComponent
+    }
+
+    /// The whole file, read to its end: proc files report size 0, and a reader that trusts
+    /// one page misses every mount past the first 4 KiB (the newest ones).
+    private static func readMountInfo() -> String? {
+        let fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var data = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            data.append(contentsOf: chunk[..<count])
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 
     private static func unescape<S: StringProtocol>(_ field: S) -> String {
