@@ -34,7 +34,10 @@ struct ManPageTests {
         #expect(dump.status == 0, "\(dump.stderr)")
         let tree = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         let command = try #require(tree["command"] as? [String: Any])
-        let names = try #require(command["subcommands"] as? [[String: Any]]).compactMap { $0["commandName"] as? String }
+        // Hidden commands (e.g. `mount-helper`, run by /sbin/mount.fuse.offlinefs) are not for people.
+        let names = try #require(command["subcommands"] as? [[String: Any]])
+            .filter { ($0["shouldDisplay"] as? Bool) ?? true }
+            .compactMap { $0["commandName"] as? String }
         #expect(names.contains("mount"))
 
         // Then each one has an entry in COMMANDS (".B name", ".BI \"name " or ".BR name")
