@@ -50,7 +50,8 @@ struct MountLifecycleTests {
             let cached = Set([StandardLibrary.launch, StandardLibrary.tiny, StandardLibrary.empty, StandardLibrary.other]
                              + StandardLibrary.launchSideFiles)
             #expect(try ls("state/cached").names == cached)
-            #expect(try ls("state/queued").names == [StandardLibrary.queued])
+            #expect(try ls("state/paused").names == [StandardLibrary.queued])
+            #expect(try ls("state/queued").names.isEmpty)
             #expect(try ls("state/idle").names.isEmpty)
             #expect(try ls("recent").names == cached)
         }
@@ -87,8 +88,9 @@ struct MountLifecycleTests {
             #expect(stat(fixture.path("sources/nobody"), &info) == -1 && errno == ENOENT)
             #expect(stat(fixture.path("state/deleted"), &info) == -1 && errno == ENOENT)
 
-            // When: the engine (here: the store) queues the remote item and a sync adds one
-            try fixture.store.setState(itemID: library.items["ep-004"]!.id, state: .queued)
+            // When: the store pauses the remote item (a state the running engine leaves alone;
+            // a queued one it would download at once) and a sync adds one
+            try fixture.store.setState(itemID: library.items["ep-004"]!.id, state: .paused)
             let acme = try #require(try fixture.store.source(named: "acme"))
             try fixture.merge(acme, [ItemSpec(contentID: "ep-001", title: "Launch Day", size: 3_000_000, seed: 11,
                                               categories: [["news", "local"], ["family"]], thumbnail: true, subtitles: ["en", "pt-BR"]),
@@ -99,7 +101,7 @@ struct MountLifecycleTests {
                                      ItemSpec(contentID: "ep-006", title: "Fresh", size: 10, seed: 17)])
 
             // Then: the mount shows both without a remount (the store is polled, the kernel told)
-            #expect(waitUntil { names(fixture.path("state/queued")).contains(StandardLibrary.remote) })
+            #expect(waitUntil { names(fixture.path("state/paused")).contains(StandardLibrary.remote) })
             #expect(waitUntil { names(fixture.path("sources/acme")).contains("Fresh [ep-006].mp4") })
         }
     }
