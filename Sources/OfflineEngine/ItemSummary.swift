@@ -27,6 +27,10 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var mimeType: String?
     public var duration: Double?
     public var published: Date?
+    /// Bytes per second while downloading, when measured (`status --watch`).
+    public var speed: Double?
+    /// Seconds left at that speed.
+    public var eta: Double?
 
     public init(_ listing: ItemListing, licence: Licence?) {
         let item = listing.item

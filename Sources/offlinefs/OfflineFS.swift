@@ -17,6 +17,8 @@ struct OfflineFS: ParsableCommand {
         subcommands: [
             SourceCommand.self, SyncCommand.self, ListCommand.self,
             SetCommand.self, GetCommand.self, DownloadCommand.self,
+            PauseCommand.self, ResumeCommand.self, CancelCommand.self, DeleteCommand.self,
+            EvictCommand.self, LockCommand.self, UnlockCommand.self, RenewCommand.self, StatusCommand.self,
             MountCommand.self, UnmountCommand.self, DemoCommand.self, MountHelperCommand.self,
         ]
     )

@@ -51,7 +51,8 @@ struct MountLifecycleTests {
             let cached = Set([StandardLibrary.launch, StandardLibrary.tiny, StandardLibrary.empty, StandardLibrary.other]
                              + StandardLibrary.launchSideFiles)
             #expect(try ls("state/cached").names == cached)
-            #expect(try ls("state/queued").names == [StandardLibrary.queued])
+            #expect(try ls("state/paused").names == [StandardLibrary.queued])
+            #expect(try ls("state/queued").names.isEmpty)
             #expect(try ls("state/idle").names.isEmpty)
             #expect(try ls("recent").names == cached)
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import OfflineEngine
 import OfflineStore
 
@@ -8,19 +9,26 @@ struct DownloadCommand: ParsableCommand {
         commandName: "download",
         abstract: "Download items into the library's cache.",
         discussion: """
-            An item is an item id, source/content-id, or a path in the mount.
-            Without --wait the items are queued for the running engine. With --wait the \
-            engine runs in the foreground until every item is cached (exit 0) or has stopped \
-            (exit 1, with the reason). Interrupted downloads resume from the bytes on disk.
+            An item is an item id, source/content-id, or a path in the mount; a content id \
+            the catalog does not list yet is looked up (metadata-pending).
+            Without --wait the items are queued for the running engine (a mount), or for the \
+            next one. With --wait the engine runs in the foreground until every item has \
+            ended: exit 0 when all are cached, 1 otherwise (with the reason). On a terminal \
+            each item shows a progress bar with speed and ETA; otherwise one line per change. \
+            Interrupted downloads resume from the bytes on disk.
             Example: offlinefs download acme/ep-001 --wait
             """)
 
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The items.") var references: [String]
+    @Option(help: "HLS quality: low, medium, high or bits per second.") var quality: String?
+    @Option(help: "HLS: only the first N seconds.") var partial: Double?
     @Flag(help: "Run the engine here until the downloads end.") var wait = false
 
     func run() throws {
-        if try options.sendThroughMount(references.map { .download(item: $0, options: DownloadOptions()) }) {
+        let downloadOptions = try parsedOptions()
+        let commands = references.map { LibraryCommand.download(item: $0, options: downloadOptions) }
+        if try options.sendThroughMount(commands) {
             guard wait else {
                 print("queued \(references.count) item(s) on the running mount")
                 return
@@ -28,36 +36,28 @@ struct DownloadCommand: ParsableCommand {
             return try waitThroughMount()
         }
         let library = try options.open()
-        let store = library.store
-        var items: [Item] = []
-        for reference in references {
-            do { items.append(try ItemReference.resolve(reference, in: store)) } catch { throw CLIError("\(error)") }
-        }
-        for item in items where item.state != .cached {
-            try store.setRequested(itemID: item.id, true)
-            try store.setState(itemID: item.id, state: .queued)
-        }
         guard wait else {
-            print("queued \(items.count) item(s); an engine downloads them (offlinefs download --wait, or a mount)")
+            _ = try CommandRouting.perform(commands, library: library)
             return
         }
-        let lock: EngineLock
-        do { lock = try EngineLock(folder: library.folder) } catch { throw CLIError("\(error)") }
-        let engine: TransferEngine
-        do { engine = try TransferEngine(store: store) } catch { throw CLIError("cannot start the engine: \(error)") }
-        let parallel = (try? store.policies().maxConcurrentDownloads) ?? 3
-        let results = Self.download(items.filter { $0.state != .cached }.map(\.id), with: engine.downloader, parallel: parallel)
-        engine.shutdown()
-        withExtendedLifetime(lock) {}
-        var failures = 0
-        for item in items {
-            guard let result = results[item.id] else {
-                print("\(item.fileName ?? item.contentID): cached")
-                continue
-            }
-            print("\(item.fileName ?? item.contentID): \(result)")
-            if !result.succeeded { failures += 1 }
+        let engine: Engine
+        do {
+            var configuration = SchedulerConfiguration()
+            configuration.periodicSync = false  // runs for the asked items only
+            engine = try Engine(library: library, configuration: configuration)
+        } catch {
+            throw CLIError("cannot run the engine: \(error)")
         }
+        for command in commands {
+            do { _ = try engine.commands.perform(command) } catch { throw CLIError("\(error)") }
+        }
+        var items: [Item] = []
+        for reference in references {
+            do { items.append(try ItemReference.resolve(reference, in: library.store)) } catch { throw CLIError("\(error)") }
+        }
+        engine.start()
+        let failures = DownloadWatch(engine: engine, itemIDs: items.map(\.id), tty: isatty(1) == 1).run()
+        engine.stop()
         if failures > 0 { throw CLIError("\(failures) of \(items.count) item(s) not downloaded") }
     }
 
@@ -81,42 +81,19 @@ struct DownloadCommand: ParsableCommand {
         if failures > 0 { throw CLIError("\(failures) of \(items.count) item(s) not downloaded") }
     }
 
-    /// Runs downloads on threads of their own, at most `parallel` at once.
-    private static func download(_ ids: [Int64], with downloader: Downloader, parallel: Int) -> [Int64: DownloadResult] {
-        let slots = DispatchSemaphore(value: max(1, parallel))
-        let group = DispatchGroup()
-        let results = ResultTable()
-        for id in ids {
-            slots.wait()
-            group.enter()
-            let thread = Thread {
-                results.set(id, downloader.download(itemID: id))
-                slots.signal()
-                group.leave()
+    private func parsedOptions() throws -> DownloadOptions {
+        var result = DownloadOptions(partialSeconds: partial)
+        switch quality?.lowercased() {
+        case nil: break
+        case "low": result.quality = .low
+        case "medium": result.quality = .medium
+        case "high": result.quality = .high
+        case let text?:
+            guard let bits = Int(text), bits > 0 else {
+                throw ValidationError("--quality takes low, medium, high or a number of bits per second")
             }
-            thread.name = "offlinefs.download"
-            thread.start()
+            result.quality = .bitsPerSecond(bits)
         }
-        group.wait()
-        return results.all
-    }
-}
-
-/// Results written by the download threads.
-private final class ResultTable: @unchecked Sendable {
-    // @unchecked: protected by lock.
-    private let lock = NSLock()
-    private var results: [Int64: DownloadResult] = [:]
-
-    func set(_ id: Int64, _ result: DownloadResult) {
-        lock.lock()
-        results[id] = result
-        lock.unlock()
-    }
-
-    var all: [Int64: DownloadResult] {
-        lock.lock()
-        defer { lock.unlock() }
-        return results
+        return result
     }
 }

@@ -1,0 +1,89 @@
+import ArgumentParser
+import OfflineEngine
+
+/// `pause|resume|cancel|delete|evict|lock|unlock|renew <ref>…`: one shape, one route.
+protocol ItemCommand: ParsableCommand {
+    static var verb: String { get }
+    static func command(_ reference: String) -> LibraryCommand
+    var options: LibraryOptions { get }
+    var references: [String] { get }
+}
+
+extension ItemCommand {
+    func run() throws {
+        let library = try options.open()
+        _ = try CommandRouting.perform(references.map(Self.command(_:)), library: library)
+    }
+}
+
+private let referenceHelp = ArgumentHelp("Items: an item id, source/content-id, or a path in the mount.")
+
+struct PauseCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Stop downloads until resumed.",
+                                                    discussion: "Example: offlinefs pause acme/ep-001")
+    static let verb = "pause"
+    static func command(_ reference: String) -> LibraryCommand { .pause(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct ResumeCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Queue paused, idle or failed items again.",
+                                                    discussion: "Example: offlinefs resume acme/ep-001")
+    static let verb = "resume"
+    static func command(_ reference: String) -> LibraryCommand { .resume(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct CancelCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Stop downloads and discard their partial bytes.",
+                                                    discussion: "The items return to discovered. Example: offlinefs cancel 42")
+    static let verb = "cancel"
+    static func command(_ reference: String) -> LibraryCommand { .cancel(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct DeleteCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Remove items' files and metadata.",
+                                                    discussion: "A tombstone keeps a re-sync from bringing them back; download brings one back.")
+    static let verb = "delete"
+    static func command(_ reference: String) -> LibraryCommand { .delete(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct EvictCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "evict", abstract: "Remove items' cached media (thumbnails kept).",
+                                                    discussion: "The items stay listed and can be streamed or downloaded again.")
+    static let verb = "evict"
+    static func command(_ reference: String) -> LibraryCommand { .evict(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct LockCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Pin items: never evicted.")
+    static let verb = "lock"
+    static func command(_ reference: String) -> LibraryCommand { .lock(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct UnlockCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unpin items.")
+    static let verb = "unlock"
+    static func command(_ reference: String) -> LibraryCommand { .unlock(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct RenewCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "renew", abstract: "Re-acquire items' licences.",
+                                                    discussion: "Asks the licence URL when the catalog names one.")
+    static let verb = "renew"
+    static func command(_ reference: String) -> LibraryCommand { .renew(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
