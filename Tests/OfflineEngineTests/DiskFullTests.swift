@@ -29,7 +29,8 @@ import Testing
     private static func unmount(_ folder: URL) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/umount")
-        process.arguments = [folder.path]
+        // Lazy: the library under test may still hold files open there; detach regardless.
+        process.arguments = ["-l", folder.path]
         try? process.run()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: folder)
