@@ -1,5 +1,6 @@
 import Foundation
 import OfflineEngine
+import OfflineFUSE
 import OfflineStore
 
 /// What the mount asks the engine to do besides reading bytes (a narrow interface owned by
@@ -11,15 +12,22 @@ public protocol MountActions: Sendable {
     func evict(itemID: Int64) throws
 }
 
-/// `MountActions` carried out by the engine's transfer machinery.
+/// `MountActions` carried out by the engine's command performer, so `rm` obeys the same rules
+/// as `evict` in the control file (a locked item is refused).
 public struct EngineActions: MountActions {
-    let engine: TransferEngine
+    let commands: any CommandPerformer
 
-    public init(engine: TransferEngine) {
-        self.engine = engine
+    public init(commands: any CommandPerformer) {
+        self.commands = commands
     }
 
     public func evict(itemID: Int64) throws {
-        try engine.evict(itemID: itemID)
+        do {
+            _ = try commands.perform(.evict(item: String(itemID)))
+        } catch let error as EngineError {
+            // The performer refuses a locked item: to `rm`, "operation not permitted".
+            if case .invalidArgument = error { throw Errno.notPermitted }
+            throw error
+        }
     }
 }

@@ -35,7 +35,7 @@ struct MountRunner {
             throw CLIError("cannot mount \(opened.folder.path): \(error)")
         }
         let fileSystem = OfflineFileSystem(library: opened, byteSource: engine.transfers.fetcher,
-                                           actions: EngineActions(engine: engine.transfers),
+                                           actions: EngineActions(commands: engine.commands),
                                            performer: engine.commands, options: mountOptions, logger: logger)
         let session: FUSESession
         do {

@@ -88,6 +88,24 @@ struct ReadAndRefusalTests {
         }
     }
 
+    @Test func rmOfALockedItemIsRefusedAndKeepsItsBytes() throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        let item = library.items["b-1"]!
+        try fixture.store.setLocked(itemID: item.id, true)
+        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
+            // When: rm of the locked item
+            let rm = try mount.run(["rm", fixture.path("sources/beta/\(StandardLibrary.other)")])
+
+            // Then: refused as "not permitted", and the bytes stay
+            #expect(rm.status != 0)
+            #expect(rm.stderr.contains("Operation not permitted"), "\(rm.stderr)")
+            try fixture.reopen()
+            #expect(try !fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
+            #expect(try fixture.store.item(id: item.id)?.state == .cached)
+        }
+    }
+
     @Test func anOpenItemIsEvictedOnlyAtItsLastClose() throws {
         let library = try StandardLibrary()
         let fixture = library.fixture
