@@ -238,17 +238,21 @@ public final class Scheduler: Sendable {
         let now = clock.now()
         let exhausted = state.withLock { s -> Bool in
             s.lookupsRunning.remove(item.id)
-            if found { s.lookups[item.id] = nil; return false }
+            // Kept, never due, for the same reason as an exhausted one (below).
+            if found { s.lookups[item.id] = RetryState(next: .distantFuture); return false }
             var retry = s.lookups[item.id] ?? RetryState()
             retry.attempts += 1
-            retry.next = now.addingTimeInterval(configuration.metadataRetryDelay)
+            let exhausted = retry.attempts > configuration.metadataRetries
+            // An exhausted record stays (never due) until a new request resets it: a tick that
+            // read the item as pending before it turns `failed` must not see "no record yet"
+            // and start a fifth lookup.
+            retry.next = exhausted ? .distantFuture : now.addingTimeInterval(configuration.metadataRetryDelay)
             s.lookups[item.id] = retry
-            return retry.attempts > configuration.metadataRetries
+            return exhausted
         }
         if found {
             _ = try? store.setState(itemID: item.id, state: .queued)
         } else if exhausted {
-            state.withLock { _ = $0.lookups.removeValue(forKey: item.id) }
             _ = try? store.setState(itemID: item.id, state: .failed, error: .contentNotFound,
                                     detail: "no metadata for '\(item.contentID)' after \(configuration.metadataRetries + 1) lookups")
         }
