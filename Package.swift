@@ -115,7 +115,7 @@ let package = Package(
         // Tests
         .testTarget(name: "OfflineHTTPTests", dependencies: ["OfflineHTTP", "OfflineTestSupport"], swiftSettings: swiftSettings),
         // CFuseShim: the tests call getxattr(2)/listxattr(2) directly (not in Swift's Glibc module).
-        .testTarget(name: "OfflineFUSETests", dependencies: ["OfflineFUSE", "CFuseShim"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineFUSETests", dependencies: ["OfflineFUSE", "OfflineTestSupport", "CFuseShim"], swiftSettings: swiftSettings),
         .testTarget(name: "OfflineStoreTests", dependencies: ["OfflineStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OfflineFeedsTests", dependencies: ["OfflineFeeds"],

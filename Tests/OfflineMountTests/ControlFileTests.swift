@@ -1,3 +1,4 @@
+import OfflineTestSupport
 import Foundation
 import OfflineEngine
 import OfflineStore

@@ -1,3 +1,4 @@
+import OfflineTestSupport
 import OfflineFUSE
 import Foundation
 import OfflineEngine

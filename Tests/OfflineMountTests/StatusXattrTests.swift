@@ -1,3 +1,4 @@
+import OfflineTestSupport
 import CFuseShim
 import Foundation
 import OfflineEngine

@@ -1,26 +1,26 @@
 import Foundation
 
-/// Runs programs for the tests with a deadline, so a hung mount fails a test instead of
+/// Runs programs for tests and benchmarks with a deadline, so a hung mount fails a test instead of
 /// hanging the run.
 ///
 /// Uses `posix_spawnp` with an empty signal mask and default dispositions: the test runner's
 /// threads block most signals, and Foundation's `Process` passes that mask on, so a child
 /// would never see the SIGINT the interrupt test sends.
-enum ChildProcess {
-    struct Result {
-        var status: Int32
+public enum ChildProcess {
+    public struct Result {
+        public var status: Int32
         /// The signal that ended the child, or `nil` for a normal exit.
-        var signal: Int32?
-        var stdout: String
-        var stderr: String
+        public var signal: Int32?
+        public var stdout: String
+        public var stderr: String
     }
 
-    struct Failed: Error, CustomStringConvertible {
-        var description: String
+    public struct Failed: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Runs `command` (looked up in PATH) to completion, killing it after `deadline` seconds.
-    static func run(_ command: [String], deadline: Double = 10) throws -> Result {
+    public static func run(_ command: [String], deadline: Double = 10) throws -> Result {
         let child = try start(command)
         guard child.wait(deadline: deadline) else {
             child.kill(SIGKILL)
@@ -31,18 +31,18 @@ enum ChildProcess {
     }
 
     /// Starts `command` and returns at once.
-    static func start(_ command: [String]) throws -> Running {
+    public static func start(_ command: [String]) throws -> Running {
         try Running(command)
     }
 
     /// A started child process; its output goes to files (no pipe to drain).
-    final class Running {
-        let pid: pid_t
+    public final class Running {
+        public let pid: pid_t
         private let outPath: String, errPath: String
         private var waitStatus: Int32?
 
         fileprivate init(_ command: [String]) throws {
-            let base = NSTemporaryDirectory() + "offlinefs-engine-child-\(UUID().uuidString)"
+            let base = NSTemporaryDirectory() + "offlinefs-child-\(UUID().uuidString)"
             outPath = base + ".out"
             errPath = base + ".err"
 
@@ -80,10 +80,15 @@ enum ChildProcess {
             unlink(errPath)
         }
 
-        func kill(_ signal: Int32) { _ = Glibc.kill(pid, signal) }
+        public func kill(_ signal: Int32) { _ = Glibc.kill(pid, signal) }
+
+        /// What the child has written to stdout so far (it may still be running).
+        public var currentOutput: String {
+            String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
+        }
 
         /// Waits for the exit, at most `deadline` seconds; `false` if still running.
-        func wait(deadline: Double) -> Bool {
+        public func wait(deadline: Double) -> Bool {
             let end = Date().addingTimeInterval(deadline)
             while waitStatus == nil {
                 var status: Int32 = 0
@@ -97,7 +102,7 @@ enum ChildProcess {
         }
 
         /// Status and output; call after `wait` returned `true`.
-        func result() -> Result {
+        public func result() -> Result {
             let status = waitStatus ?? -1
             let signaled = status & 0x7f != 0 && status & 0x7f != 0x7f
             let out = FileManager.default.contents(atPath: outPath) ?? Data()
