@@ -3,7 +3,6 @@ import OfflineEngine
 
 /// `pause|resume|cancel|delete|evict|lock|unlock|renew <ref>…`: one shape, one route.
 protocol ItemCommand: ParsableCommand {
-    static var verb: String { get }
     static func command(_ reference: String) -> LibraryCommand
     var options: LibraryOptions { get }
     var references: [String] { get }
@@ -21,7 +20,6 @@ private let referenceHelp = ArgumentHelp("Items: an item id, source/content-id, 
 struct PauseCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Stop downloads until resumed.",
                                                     discussion: "Example: offlinefs pause acme/ep-001")
-    static let verb = "pause"
     static func command(_ reference: String) -> LibraryCommand { .pause(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -30,7 +28,6 @@ struct PauseCommand: ItemCommand {
 struct ResumeCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Queue paused, idle or failed items again.",
                                                     discussion: "Example: offlinefs resume acme/ep-001")
-    static let verb = "resume"
     static func command(_ reference: String) -> LibraryCommand { .resume(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -39,7 +36,6 @@ struct ResumeCommand: ItemCommand {
 struct CancelCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Stop downloads and discard their partial bytes.",
                                                     discussion: "The items return to discovered. Example: offlinefs cancel 42")
-    static let verb = "cancel"
     static func command(_ reference: String) -> LibraryCommand { .cancel(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -48,7 +44,6 @@ struct CancelCommand: ItemCommand {
 struct DeleteCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "delete", abstract: "Remove items' files and metadata.",
                                                     discussion: "A tombstone keeps a re-sync from bringing them back; download brings one back.")
-    static let verb = "delete"
     static func command(_ reference: String) -> LibraryCommand { .delete(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -57,7 +52,6 @@ struct DeleteCommand: ItemCommand {
 struct EvictCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "evict", abstract: "Remove items' cached media (thumbnails kept).",
                                                     discussion: "The items stay listed and can be streamed or downloaded again.")
-    static let verb = "evict"
     static func command(_ reference: String) -> LibraryCommand { .evict(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -65,7 +59,6 @@ struct EvictCommand: ItemCommand {
 
 struct LockCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "lock", abstract: "Pin items: never evicted.")
-    static let verb = "lock"
     static func command(_ reference: String) -> LibraryCommand { .lock(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -73,7 +66,6 @@ struct LockCommand: ItemCommand {
 
 struct UnlockCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unpin items.")
-    static let verb = "unlock"
     static func command(_ reference: String) -> LibraryCommand { .unlock(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -82,7 +74,6 @@ struct UnlockCommand: ItemCommand {
 struct RenewCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "renew", abstract: "Re-acquire items' licences.",
                                                     discussion: "Asks the licence URL when the catalog names one.")
-    static let verb = "renew"
     static func command(_ reference: String) -> LibraryCommand { .renew(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
