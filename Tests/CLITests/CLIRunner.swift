@@ -27,6 +27,11 @@ struct CLIRunner {
     /// Runs `offlinefs <arguments>` with `OFFLINEFS_LIBRARY` pointing at this runner's library.
     @discardableResult
     func run(_ arguments: String..., environment extra: [String: String] = [:]) throws -> Output {
+        try run(arguments, environment: extra)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Output {
         let process = Process()
         process.executableURL = Self.executable
         process.arguments = arguments

@@ -43,7 +43,7 @@ struct CancelCommand: ItemCommand {
 
 struct DeleteCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "delete", abstract: "Remove items' files and metadata.",
-                                                    discussion: "A tombstone keeps a re-sync from bringing them back; download brings one back.")
+                                                    discussion: "A tombstone keeps a re-sync from bringing them back; download brings one back.\nExample: offlinefs delete acme/ep-001")
     static func command(_ reference: String) -> LibraryCommand { .delete(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -51,21 +51,23 @@ struct DeleteCommand: ItemCommand {
 
 struct EvictCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "evict", abstract: "Remove items' cached media (thumbnails kept).",
-                                                    discussion: "The items stay listed and can be streamed or downloaded again.")
+                                                    discussion: "The items stay listed and can be streamed or downloaded again.\nExample: offlinefs evict \"sources/acme/Launch Day [ep-001].mp4\"")
     static func command(_ reference: String) -> LibraryCommand { .evict(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
 
 struct LockCommand: ItemCommand {
-    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Pin items: never evicted.")
+    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Pin items: never evicted.",
+                                                    discussion: "Neither a cache limit nor rm evicts a locked item.\nExample: offlinefs lock acme/ep-001")
     static func command(_ reference: String) -> LibraryCommand { .lock(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
 
 struct UnlockCommand: ItemCommand {
-    static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unpin items.")
+    static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unpin items.",
+                                                    discussion: "Example: offlinefs unlock acme/ep-001")
     static func command(_ reference: String) -> LibraryCommand { .unlock(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
@@ -73,7 +75,7 @@ struct UnlockCommand: ItemCommand {
 
 struct RenewCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "renew", abstract: "Re-acquire items' licences.",
-                                                    discussion: "Asks the licence URL when the catalog names one.")
+                                                    discussion: "Asks the licence URL when the catalog names one.\nExample: offlinefs renew acme/film-1")
     static func command(_ reference: String) -> LibraryCommand { .renew(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
