@@ -130,7 +130,7 @@ let package = Package(
             name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineTestSupport", "CFuseShim"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport"], exclude: ["HelpSnapshots"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport", "OfflineFUSE"], exclude: ["HelpSnapshots"], swiftSettings: swiftSettings),
         // Man page lint, make install into a staging folder, systemd-analyze verify of the unit.
         // OfflineStore: the policy names and defaults offlinefs(5) must list.
         .testTarget(name: "PackagingTests", dependencies: ["OfflineStore"], swiftSettings: swiftSettings),
