@@ -26,23 +26,7 @@ extension LibraryStore {
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM item WHERE id = ?", arguments: [itemID]) == true else {
                 throw StoreError(.unknownItem, "no item with id \(itemID)")
             }
-            // Every stored range that overlaps or touches the new one is absorbed by it.
-            let touching = try Row.fetchAll(db, sql: """
-                SELECT start, "end" FROM cacheRange WHERE itemID = ? AND file = ? AND start <= ? AND "end" >= ?
-                """, arguments: [itemID, file, range.upperBound, range.lowerBound])
-            var merged = range
-            var removed: Int64 = 0
-            for row in touching {
-                let start: Int64 = row[0], end: Int64 = row[1]
-                merged = min(merged.lowerBound, start)..<max(merged.upperBound, end)
-                removed += end - start
-            }
-            try db.execute(sql: """
-                DELETE FROM cacheRange WHERE itemID = ? AND file = ? AND start <= ? AND "end" >= ?
-                """, arguments: [itemID, file, range.upperBound, range.lowerBound])
-            try db.execute(sql: #"INSERT INTO cacheRange (itemID, file, start, "end") VALUES (?, ?, ?, ?)"#,
-                           arguments: [itemID, file, merged.lowerBound, merged.upperBound])
-            let added = Int64(merged.count) - removed
+            let added = try Self.insertRange(db, itemID: itemID, file: file, range: range)
             if added != 0 && Self.countsTowardMedia(file) {
                 try db.execute(sql: "UPDATE item SET bytesPresent = bytesPresent + ? WHERE id = ?", arguments: [added, itemID])
             }

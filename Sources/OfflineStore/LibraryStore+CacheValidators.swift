@@ -63,8 +63,9 @@ extension LibraryStore {
             """).execute(arguments: [itemID, file, validator.etag, validator.lastModified, validator.totalSize])
     }
 
-    /// Merges one range into the map; returns how many bytes it added.
-    private static func insertRange(_ db: Database, itemID: Int64, file: String, range: Range<Int64>) throws -> Int64 {
+    /// Merges one range into the map (every stored range that overlaps or touches it is
+    /// absorbed); returns how many bytes it added.
+    static func insertRange(_ db: Database, itemID: Int64, file: String, range: Range<Int64>) throws -> Int64 {
         let touching = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT start, "end" FROM cacheRange WHERE itemID = ? AND file = ? AND start <= ? AND "end" >= ?
             """), arguments: [itemID, file, range.upperBound, range.lowerBound])
