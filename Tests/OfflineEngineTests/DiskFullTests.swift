@@ -42,81 +42,75 @@ import Testing
         return url
     }
 
-    @Test func tooBigForTheDiskIsNoSpaceUntilFreed() throws {
+    /// Runs `body` with an engine whose library is on a fresh 8 MiB tmpfs, detached after.
+    /// Without the tmpfs (not root, no mount) the test fails with the exact reason: a
+    /// silently passing test would claim HARDENING 12 is shown when it is not.
+    private func withSmallDisk(_ body: (URL, EngineFixture) throws -> Void) throws {
         let (mounted, reason) = Self.mountTmpfs()
-        guard let tmpfs = mounted else {
-            print("skipped: \(reason ?? "")")
-            return
-        }
+        let tmpfs = try #require(mounted, "no tmpfs for the disk-full tests: \(reason ?? "")")
         defer { Self.unmount(tmpfs) }
         let f = try EngineFixture(folder: tmpfs.appendingPathComponent("library"))
         defer { f.close() }
-        // Given a disk with about 2 MiB free and an item of 4 MiB
-        let filler = try Self.fill(tmpfs, bytes: 5 << 20)
-        let item = try f.addItem("a.mp4", size: 4 << 20)
-        f.start()
-        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
-        // Then it waits as no-space without writing
-        #expect(try f.wait(item, .idle).error == .noSpace)
-        #expect(try f.store.bytesPresent(itemID: item.id) == 0)
-        // When space is freed, the next recheck downloads it whole
-        try FileManager.default.removeItem(at: filler)
-        f.advance(30)
-        try f.wait(item, .cached)
-        #expect(try f.store.integrityCheck() == ["ok"])
+        try body(tmpfs, f)
+    }
+
+    @Test func tooBigForTheDiskIsNoSpaceUntilFreed() throws {
+        try withSmallDisk { tmpfs, f in
+            // Given a disk with about 2 MiB free and an item of 4 MiB
+            let filler = try Self.fill(tmpfs, bytes: 5 << 20)
+            let item = try f.addItem("a.mp4", size: 4 << 20)
+            f.start()
+            try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+            // Then it waits as no-space without writing
+            #expect(try f.wait(item, .idle).error == .noSpace)
+            #expect(try f.store.bytesPresent(itemID: item.id) == 0)
+            // When space is freed, the next recheck downloads it whole
+            try FileManager.default.removeItem(at: filler)
+            f.advance(30)
+            try f.wait(item, .cached)
+            #expect(try f.store.integrityCheck() == ["ok"])
+        }
     }
 
     @Test func diskFillingMidDownloadClaimsOnlyWrittenBytes() throws {
-        let (mounted, reason) = Self.mountTmpfs()
-        guard let tmpfs = mounted else {
-            print("skipped: \(reason ?? "")")
-            return
+        try withSmallDisk { tmpfs, f in
+            // Given a catalog that understates the size, so the engine cannot know it won't fit
+            let size: Int64 = 5 << 20
+            let filler = try Self.fill(tmpfs, bytes: 4 << 20)
+            let item = try f.addItem("a.mp4", size: size, seed: 3, catalogSize: .some(nil))
+            f.start()
+            try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+            let stopped = try f.wait(item, .idle)
+            #expect(stopped.error == .noSpace)
+            // Then every claimed byte is the origin's and the database is sound
+            let expected = GeneratedBytes(size: size, seed: 3)
+            let path = f.engine.transfers.fetcher.cacheFilePath(itemID: item.id, file: "media")
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            for range in try f.store.presentRanges(itemID: item.id, file: "media") {
+                try handle.seek(toOffset: UInt64(range.lowerBound))
+                #expect(try handle.read(upToCount: range.count) == expected.bytes(in: range))
+            }
+            #expect(try f.store.integrityCheck() == ["ok"])
+            // When space is freed it resumes and completes with the right bytes
+            try FileManager.default.removeItem(at: filler)
+            f.advance(30)
+            let done = try f.wait(item, .cached)
+            #expect(done.bytesPresent == size)
+            try handle.seek(toOffset: 0)
+            #expect(try handle.read(upToCount: Int(size)) == expected.bytes())
         }
-        defer { Self.unmount(tmpfs) }
-        let f = try EngineFixture(folder: tmpfs.appendingPathComponent("library"))
-        defer { f.close() }
-        // Given a catalog that understates the size, so the engine cannot know it won't fit
-        let size: Int64 = 5 << 20
-        let filler = try Self.fill(tmpfs, bytes: 4 << 20)
-        let item = try f.addItem("a.mp4", size: size, seed: 3, catalogSize: .some(nil))
-        f.start()
-        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
-        let stopped = try f.wait(item, .idle)
-        #expect(stopped.error == .noSpace)
-        // Then every claimed byte is the origin's and the database is sound
-        let expected = GeneratedBytes(size: size, seed: 3)
-        let path = f.engine.transfers.fetcher.cacheFilePath(itemID: item.id, file: "media")
-        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        defer { try? handle.close() }
-        for range in try f.store.presentRanges(itemID: item.id, file: "media") {
-            try handle.seek(toOffset: UInt64(range.lowerBound))
-            #expect(try handle.read(upToCount: range.count) == expected.bytes(in: range))
-        }
-        #expect(try f.store.integrityCheck() == ["ok"])
-        // When space is freed it resumes and completes with the right bytes
-        try FileManager.default.removeItem(at: filler)
-        f.advance(30)
-        let done = try f.wait(item, .cached)
-        #expect(done.bytesPresent == size)
-        try handle.seek(toOffset: 0)
-        #expect(try handle.read(upToCount: Int(size)) == expected.bytes())
     }
 
     @Test func cacheLimitOnTheSmallDisk() throws {
-        let (mounted, reason) = Self.mountTmpfs()
-        guard let tmpfs = mounted else {
-            print("skipped: \(reason ?? "")")
-            return
+        try withSmallDisk { tmpfs, f in
+            try f.store.setPolicy(name: "cache-limit", value: "1MiB")
+            let item = try f.addItem("a.mp4", size: 2 << 20)
+            f.start()
+            try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+            #expect(try f.wait(item, .idle).error == .cacheLimit)
+            try f.perform(.setPolicy(name: "cache-limit", value: "4MiB"))
+            try f.wait(item, .cached)
         }
-        defer { Self.unmount(tmpfs) }
-        let f = try EngineFixture(folder: tmpfs.appendingPathComponent("library"))
-        defer { f.close() }
-        try f.store.setPolicy(name: "cache-limit", value: "1MiB")
-        let item = try f.addItem("a.mp4", size: 2 << 20)
-        f.start()
-        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
-        #expect(try f.wait(item, .idle).error == .cacheLimit)
-        try f.perform(.setPolicy(name: "cache-limit", value: "4MiB"))
-        try f.wait(item, .cached)
     }
 }
