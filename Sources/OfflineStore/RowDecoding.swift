@@ -56,14 +56,6 @@ extension Licence {
     }
 }
 
-extension HLSSegment {
-    init(row: Row) {
-        self.init(itemID: row["itemID"], sequence: row["sequence"], uri: row["uri"], duration: row["duration"],
-                  byteRangeStart: row["byteRangeStart"], byteRangeLength: row["byteRangeLength"], size: row["size"],
-                  present: row["present"])
-    }
-}
-
 extension StoreEvent {
     init(row: Row) {
         self.init(seq: row["seq"], time: Date(dbTime: row["time"]) ?? Date(timeIntervalSince1970: 0),

@@ -11,6 +11,7 @@ enum StoreSchema {
         migrator.registerMigration("v1", migrate: v1)
         migrator.registerMigration("v2", migrate: v2)
         migrator.registerMigration("v3", migrate: v3)
+        migrator.registerMigration("v4", migrate: v4)
         return migrator
     }
 
@@ -167,5 +168,25 @@ enum StoreSchema {
     /// `download source/content-id` can fetch one item's metadata ("download to go").
     private static func v3(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE source ADD COLUMN lookupTemplate TEXT")
+    }
+
+    /// v4: the chosen rendition of each HLS item (its media playlist as fetched), replacing
+    /// the per-segment table: which segment bytes are on disk is the range map's job, like
+    /// every other cached byte, so one crash-safety rule covers both.
+    private static func v4(_ db: Database) throws {
+        try db.execute(sql: """
+            DROP TABLE hlsSegment;
+            CREATE TABLE hlsStream (
+                itemID INTEGER PRIMARY KEY REFERENCES item(id) ON DELETE CASCADE,
+                playlistURL TEXT NOT NULL,
+                playlist BLOB NOT NULL,
+                quality TEXT,
+                bandwidth INTEGER,
+                resolution TEXT,
+                codecs TEXT,
+                estimatedSize INTEGER,
+                chosenAt REAL NOT NULL
+            );
+            """)
     }
 }

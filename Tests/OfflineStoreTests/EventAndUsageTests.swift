@@ -69,22 +69,30 @@ struct EventAndUsageTests {
         }
     }
 
-    @Test("HLS segments: put, list, mark present; presence survives a refresh")
+    @Test("HLS stream record: put, replace, read back after reopening, gone with the item's choice")
     func hls() throws {
-        try withLibrary { store, _ throws in
+        try withLibrary { store, folder throws in
             let source = try store.addSource(name: "s", feedURL: "https://s.example/")
             _ = try store.mergeCatalog(sourceID: source.id, title: nil,
                                        entries: [entry("live", type: .hls, mime: "application/vnd.apple.mpegurl")],
                                        isComplete: true, now: TestClock.start)
             let item = try #require(try store.item(source: "s", contentID: "live"))
             #expect(item.fileName == "Title live [live].m3u8")
-            let segments = (0..<3).map { HLSSegment(itemID: item.id, sequence: Int64($0), uri: "seg\($0).ts", duration: 6) }
-            try store.putHLSSegments(itemID: item.id, segments)
-            try store.setHLSSegmentPresent(itemID: item.id, sequence: 1, present: true, size: 1234)
-            try store.putHLSSegments(itemID: item.id, segments + [HLSSegment(itemID: item.id, sequence: 3, uri: "seg3.ts", duration: 4)])
-            let listed = try store.hlsSegments(itemID: item.id)
-            #expect(listed.map(\.sequence) == [0, 1, 2, 3])
-            #expect(listed.map(\.present) == [false, true, false, false])
+            let first = HLSStreamRecord(itemID: item.id, playlistURL: "https://s.example/low.m3u8", playlist: Data("#EXTM3U\n".utf8),
+                                        quality: "low", bandwidth: 100_000, resolution: "160x90", estimatedSize: 12_345,
+                                        chosenAt: TestClock.start)
+            try store.putHLSStream(first)
+            var second = first
+            second.playlistURL = "https://s.example/high.m3u8"
+            second.quality = nil
+            second.bandwidth = 900_000
+            try store.putHLSStream(second)
+            let reopened = try LibraryStore.open(folder: folder)
+            defer { try? reopened.close() }
+            #expect(try reopened.hlsStream(itemID: item.id) == second)
+            try reopened.removeHLSStream(itemID: item.id)
+            #expect(try reopened.hlsStream(itemID: item.id) == nil)
+            #expect(throws: StoreError.self) { try reopened.putHLSStream(HLSStreamRecord(itemID: 999, playlistURL: "x", playlist: Data(), chosenAt: TestClock.start)) }
         }
     }
 }
