@@ -12,7 +12,7 @@
 #   fmp4/  one fMP4 variant (init.mp4 + .m4s segments): index.m3u8 and a master.m3u8, 4 s.
 #   aes/   AES-128 MPEG-TS, 4 s: index.m3u8 whose key URI is the relative "key.bin",
 #          key.bin (bytes 00 01 … 0f) and a fixed IV (key.info is the ffmpeg key info file).
-# The hand-written hostile playlists in hostile/ are not touched.
+# The hand-written playlists in hostile/ and rfc/ are not touched.
 #
 # Everything is synthetic, tiny and bitexact, so a rerun with the same ffmpeg gives the same
 # bytes (ffmpeg 5.1 on Debian 12 made the committed files).
