@@ -2,8 +2,8 @@ import Foundation
 import OfflineFeeds
 import Testing
 
-/// The HLS parser on streams ffmpeg made (Tests/Fixtures/HLS/make-fixtures.sh) and on the
-/// RFC 8216 examples.
+/// The HLS parser on streams ffmpeg made (Tests/Fixtures/HLS/make-fixtures.sh), on the RFC 8216
+/// examples, and the local playlist writer.
 @Suite struct HLSParserTests {
     // MARK: - ffmpeg fixtures
 
@@ -203,6 +203,90 @@ import Testing
     @Test func emptyMediaPlaylistIsValid() throws {
         let playlist = try HLSParser.parse(Data("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-ENDLIST\n".utf8), url: HLSFixtures.origin)
         #expect(playlist == .media(HLSMediaPlaylist(targetDuration: 4, hasEndList: true)))
+    }
+
+    // MARK: - Writer
+
+    @Test func renderedPlaylistRoundTrips() throws {
+        // Given a playlist with byte ranges, discontinuities, a key rotation, METHOD=NONE and a map
+        let source = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:10
+            #EXT-X-MEDIA-SEQUENCE:41
+            #EXT-X-MAP:URI="init.mp4",BYTERANGE="500@0"
+            #EXT-X-KEY:METHOD=AES-128,URI="k1"
+            #EXTINF:9.009,
+            #EXT-X-BYTERANGE:1000@500
+            all.mp4
+            #EXTINF:9.5,
+            #EXT-X-BYTERANGE:1000
+            all.mp4
+            #EXT-X-DISCONTINUITY
+            #EXT-X-KEY:METHOD=AES-128,URI="k2",IV=0xffeeddccbbaa99887766554433221100
+            #EXTINF:0.00001,
+            c.m4s
+            #EXTINF:4,
+            d.m4s
+            #EXT-X-KEY:METHOD=NONE
+            #EXTINF:3.25,
+            e.m4s
+            """
+        let original = try Self.media(source)
+
+        // When it is rendered with local names
+        let text = original.rendered { resource in
+            switch resource {
+            case .segment(let segment): "seg-\(segment.sequence).m4s"
+            case .map: "init.mp4"
+            case .key(let key): "key-\(key.url.lastPathComponent)"
+            }
+        }
+
+        // Then the text is a plain VOD playlist with local URIs and no byte ranges
+        let lines = text.split(separator: "\n")
+        #expect(lines.prefix(5) == ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:10", "#EXT-X-MEDIA-SEQUENCE:41", "#EXT-X-PLAYLIST-TYPE:VOD"])
+        #expect(lines.last == "#EXT-X-ENDLIST")
+        #expect(!text.contains("BYTERANGE") && !text.contains("https:"))
+        #expect(lines.filter { $0.hasPrefix("#EXT-X-MAP") } == [#"#EXT-X-MAP:URI="init.mp4""#])
+        // k1 has no explicit IV: each segment needs its own KEY line; k2's is written once.
+        #expect(lines.filter { $0.hasPrefix("#EXT-X-KEY") } == [
+            #"#EXT-X-KEY:METHOD=AES-128,URI="key-k1",IV=0x00000000000000000000000000000029"#,
+            #"#EXT-X-KEY:METHOD=AES-128,URI="key-k1",IV=0x0000000000000000000000000000002a"#,
+            #"#EXT-X-KEY:METHOD=AES-128,URI="key-k2",IV=0xffeeddccbbaa99887766554433221100"#,
+            "#EXT-X-KEY:METHOD=NONE",
+        ])
+
+        // And parsing it back keeps durations, sequences, discontinuities and every IV
+        let local = URL(string: "https://local.invalid/hls/7/index.m3u8")!
+        guard case .media(let parsed) = try HLSParser.parse(Data(text.utf8), url: local) else {
+            Issue.record("the rendered playlist is not a media playlist")
+            return
+        }
+        #expect(parsed.hasEndList && parsed.playlistType == "VOD")
+        #expect(parsed.mediaSequence == 41)
+        #expect(parsed.segments.map(\.duration) == original.segments.map(\.duration))
+        #expect(parsed.segments.map(\.sequence) == original.segments.map(\.sequence))
+        #expect(parsed.segments.map(\.startTime) == original.segments.map(\.startTime))
+        #expect(parsed.segments.map(\.discontinuity) == original.segments.map(\.discontinuity))
+        #expect(parsed.segments.allSatisfy { $0.byteRange == nil && $0.map?.byteRange == nil })
+        #expect(parsed.segments.map { $0.key?.method } == original.segments.map { $0.key?.method })
+        #expect(
+            parsed.segments.map { $0.key?.iv(forSequence: $0.sequence) }
+                == original.segments.map { $0.key?.iv(forSequence: $0.sequence) })
+        #expect(parsed.segments.map(\.url.lastPathComponent) == (41...45).map { "seg-\($0).m4s" })
+    }
+
+    @Test func renderedFixturesUseVersion3WithoutMap() throws {
+        let playlist = try HLSFixtures.media("aes/index.m3u8")
+        let text = playlist.rendered { resource in
+            if case .segment(let segment) = resource { return ".hls/9/\(segment.sequence).ts" }
+            return ".hls/9/key"
+        }
+        #expect(text.hasPrefix("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n"))
+        // One explicit IV for every segment: a single KEY line.
+        #expect(text.components(separatedBy: "#EXT-X-KEY:").count == 2)
+        #expect(text.contains(#"#EXT-X-KEY:METHOD=AES-128,URI=".hls/9/key",IV=0x00112233445566778899aabbccddeeff"#))
+        #expect(text.contains("#EXTINF:1.0,\n.hls/9/3.ts\n#EXT-X-ENDLIST\n"))
     }
 
     // MARK: - Helpers
