@@ -55,7 +55,7 @@ import Testing
         let item = try fixture.addItem("a.mp4", size: size, seed: 5)
         // Given a first transfer cut by the origin after 1 MiB, with the budget of one attempt
         fixture.origin.setFault("/a.mp4", .truncate(afterBytes: 1 << 20))
-        let first = Downloader(store: fixture.store, fetcher: fixture.fetcher, attemptsPerDownload: 1).download(itemID: item.id)
+        let first = Downloader(store: fixture.store, fetcher: fixture.fetcher, hls: HLSStreams(store: fixture.store), attemptsPerDownload: 1).download(itemID: item.id)
         #expect(first.state == .idle)
         #expect(first.error == .networkError)
         let claimed = try fixture.store.bytesPresent(itemID: item.id, file: "media")

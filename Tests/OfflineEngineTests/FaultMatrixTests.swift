@@ -101,7 +101,7 @@ import Testing
         let size: Int64 = 1 << 20
         let item = try fixture.addItem("m.mp4", size: size, seed: 1, withChecksum: false)
         fixture.origin.setFault("/m.mp4", .truncate(afterBytes: 600_000), times: 1)
-        let first = Downloader(store: fixture.store, fetcher: fixture.fetcher, attemptsPerDownload: 1).download(itemID: item.id)
+        let first = Downloader(store: fixture.store, fetcher: fixture.fetcher, hls: HLSStreams(store: fixture.store), attemptsPerDownload: 1).download(itemID: item.id)
         #expect(first.state == .idle)
         #expect(try fixture.store.bytesPresent(itemID: item.id, file: "media") > 0)
         // When the origin's content changes

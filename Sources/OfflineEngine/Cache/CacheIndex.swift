@@ -23,6 +23,8 @@ protocol CacheIndex: Sendable {
 /// `CacheIndex` over the library store.
 struct StoreCacheIndex: CacheIndex {
     let store: LibraryStore
+    /// Where an HLS item's segment, init and key files (`hls.<n>`) come from.
+    var hls: HLSStreams?
 
     func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin? {
         guard let item = try store.item(id: itemID) else { return nil }
@@ -33,6 +35,8 @@ struct StoreCacheIndex: CacheIndex {
         case let key where key.hasPrefix("subtitle."):
             let language = key.dropFirst("subtitle.".count)
             url = item.subtitles.first { $0.language == language }?.url
+        case let key where key.hasPrefix("hls."):
+            url = hls?.resourceURL(itemID: itemID, file: key)?.absoluteString
         default: url = nil
         }
         guard let url else { return nil }

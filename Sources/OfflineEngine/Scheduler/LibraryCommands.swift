@@ -172,12 +172,14 @@ public struct LibraryCommands: CommandPerformer {
         }
         switch intent {
         case .cancel:
-            try drop(["media"])
+            try drop(try mediaFiles(item))
+            try store.removeHLSStream(itemID: item.id)
             try store.setRequested(itemID: item.id, false)
             try store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
         case .evict:
             let subtitles = item.subtitles.map { "subtitle.\($0.language)" }
-            try drop(["media"] + subtitles)
+            try drop(try mediaFiles(item) + subtitles)
+            try store.removeHLSStream(itemID: item.id)
             try store.setDownloaded(itemID: item.id, at: nil)
             try store.setRequested(itemID: item.id, false)
             if item.state != .discovered { try store.setState(itemID: item.id, state: .discovered) }
@@ -188,6 +190,11 @@ public struct LibraryCommands: CommandPerformer {
         case .pause, .licenceExpired, .shutdown:
             break
         }
+    }
+
+    /// The cache files holding an item's media: `media`, or an HLS item's segment files.
+    private func mediaFiles(_ item: Item) throws -> [String] {
+        Array(Set(["media"] + (try store.mediaFileKeys(itemID: item.id)))).sorted()
     }
 
     private func renew(_ item: Item) throws -> String {

@@ -97,7 +97,7 @@ extension Scheduler {
         }
         let after = (try? store.bytesPresent(itemID: item.id)) ?? before
         try? store.addUsage(bytes: max(0, after - before), day: clock.now(), timeZone: configuration.timeZone)
-        if result.state == .cached { downloadSideFiles(item) }
+        if result.succeeded { downloadSideFiles(item) }
         finish(item, result)
     }
 
@@ -119,8 +119,8 @@ extension Scheduler {
         let (intent, retry) = state.withLock { s -> (StopIntent?, RetryState?) in
             s.running[item.id] = nil
             let intent = s.intents.removeValue(forKey: item.id)
-            guard intent == nil, result.state != .cached, result.error != .cancelled, result.error != .noSpace else {
-                if result.state == .cached { s.retries[item.id] = nil }
+            guard intent == nil, !result.succeeded, result.error != .cancelled, result.error != .noSpace else {
+                if result.succeeded { s.retries[item.id] = nil }
                 return (intent, nil)
             }
             var retry = s.retries[item.id] ?? RetryState()
@@ -130,10 +130,10 @@ extension Scheduler {
             s.retries[item.id] = retry
             return (nil, retry)
         }
-        if let intent, !(result.state == .cached && (intent == .pause || intent == .shutdown)) {
+        if let intent, !(result.succeeded && (intent == .pause || intent == .shutdown)) {
             // A pause that came too late to stop a finished download leaves it cached.
             apply(intent, to: item)
-        } else if result.state != .cached {
+        } else if !result.succeeded {
             record(result, item: item, retry: retry, limit: limit)
         }
         poke()
@@ -145,7 +145,7 @@ extension Scheduler {
         case .noSpace, .cacheLimit:
             // The claimed bytes are good: keep them, give back the unclaimed tail (the store
             // needs room to record this), and wait for space.
-            transfers.fetcher.recoverFromWriteFailure(itemID: item.id, file: "media")
+            transfers.recoverFromWriteFailure(itemID: item.id)
             _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: result.message)
         case .cancelled:
             // Cancelled by something other than a command (a reader's cancel, a restart):
@@ -158,7 +158,7 @@ extension Scheduler {
                                         detail: "\(result.message) (retry \(attempts))")
             } else {
                 // The retry budget is spent: partial data goes (DESIGN §1 `failed`).
-                try? transfers.fetcher.discard(itemID: item.id, file: "media")
+                try? transfers.discardMedia(itemID: item.id)
                 _ = try? store.setState(itemID: item.id, state: .failed, error: code, detail: result.message)
                 state.withLock { _ = $0.retries.removeValue(forKey: item.id) }
             }
@@ -171,7 +171,7 @@ extension Scheduler {
         case .pause:
             _ = try? store.setState(itemID: item.id, state: .paused)
         case .cancel:
-            try? transfers.fetcher.discard(itemID: item.id, file: "media")
+            try? transfers.discardMedia(itemID: item.id)
             try? store.setRequested(itemID: item.id, false)
             _ = try? store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
         case .evict:
@@ -192,7 +192,7 @@ extension Scheduler {
     /// first, then the folder goes.
     static func removeFiles(of itemID: Int64, transfers: TransferEngine, store: LibraryStore) {
         transfers.fetcher.cancel(itemID: itemID)
-        try? transfers.fetcher.discard(itemID: itemID, file: "media")
+        try? transfers.discardMedia(itemID: itemID)
         try? store.clearPresentRanges(itemID: itemID)
         let folder = (transfers.fetcher.cacheFilePath(itemID: itemID, file: "media") as NSString).deletingLastPathComponent
         try? FileManager.default.removeItem(atPath: folder)

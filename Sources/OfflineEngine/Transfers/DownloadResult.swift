@@ -7,7 +7,8 @@ public struct DownloadResult: Sendable, Equatable, CustomStringConvertible {
     public var error: ItemErrorCode?
     public var message: String
 
-    public var succeeded: Bool { state == .cached }
+    /// The download got what was asked: every byte, or the asked part of an HLS stream.
+    public var succeeded: Bool { state == .cached || state == .partiallyCached }
 
     public var description: String {
         error.map { "\(state.rawValue) (\($0.rawValue)): \(message)" } ?? "\(state.rawValue): \(message)"

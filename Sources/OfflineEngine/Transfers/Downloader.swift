@@ -11,18 +11,21 @@ import Synchronization
 /// The seam for the scheduler: it decides when and how many; `download` does one item,
 /// blocking the calling thread (never call it from Swift's cooperative pool).
 public final class Downloader: Sendable {
-    private let store: LibraryStore
-    private let fetcher: RangeFetcher
+    let store: LibraryStore
+    let fetcher: RangeFetcher
+    /// Chosen renditions of HLS items (`Downloader+HLS`).
+    let hls: HLSStreams
     /// Resumes right away after a transient failure this many times within one `download`
     /// (back-off between attempts is the scheduler's).
     public let attemptsPerDownload: Int
     /// Items whose download was asked to stop: sticky until that download returns, so a
     /// cancel that lands before the download has registered its fetch still stops it.
-    private let stopRequests = Mutex<Set<Int64>>([])
+    let stopRequests = Mutex<Set<Int64>>([])
 
-    public init(store: LibraryStore, fetcher: RangeFetcher, attemptsPerDownload: Int = 3) {
+    public init(store: LibraryStore, fetcher: RangeFetcher, hls: HLSStreams, attemptsPerDownload: Int = 3) {
         self.store = store
         self.fetcher = fetcher
+        self.hls = hls
         self.attemptsPerDownload = max(1, attemptsPerDownload)
     }
 
@@ -38,9 +41,7 @@ public final class Downloader: Sendable {
             guard let item = try store.item(id: itemID) else {
                 return DownloadResult(itemID: itemID, state: .failed, error: .contentNotFound, message: "no item with id \(itemID)")
             }
-            guard item.type != .hls else {
-                return try finish(item, .failed, .downloadFailed, "HLS downloads are not supported yet")
-            }
+            if item.type == .hls { return try downloadHLS(item, recordingFailures: recordingFailures) }
             guard item.mediaURL != nil else {
                 return try finish(item, .failed, .contentNotFound, "the item has no media URL (metadata pending)")
             }
@@ -135,9 +136,9 @@ public final class Downloader: Sendable {
         return try finish(item, .failed, .corrupted, message, record: record)
     }
 
-    private func finish(_ item: Item, _ state: ItemState, _ error: ItemErrorCode?, _ message: String,
-                        record: Bool = true) throws -> DownloadResult {
-        if record || state == .cached {
+    func finish(_ item: Item, _ state: ItemState, _ error: ItemErrorCode?, _ message: String,
+                record: Bool = true) throws -> DownloadResult {
+        if record || state == .cached || state == .partiallyCached {
             try store.setState(itemID: item.id, state: state, error: error, detail: error == nil ? nil : message)
         }
         return DownloadResult(itemID: item.id, state: state, error: error, message: message)

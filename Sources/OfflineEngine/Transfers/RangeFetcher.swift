@@ -34,9 +34,11 @@ public final class RangeFetcher: ItemByteSource {
     }
 
     /// Cache files live in `<library>/cache/<item id>/<file>`.
-    public convenience init(store: LibraryStore, loop: TransferLoop, settings: FetchSettings = FetchSettings()) {
+    /// HLS items' files are fetched from the URLs of their chosen rendition in `hls`.
+    public convenience init(store: LibraryStore, loop: TransferLoop, settings: FetchSettings = FetchSettings(),
+                            hls: HLSStreams? = nil) {
         self.init(cacheFolder: CacheLayout.cacheFolder(library: store.folder),
-                  index: StoreCacheIndex(store: store), loop: loop, settings: settings)
+                  index: StoreCacheIndex(store: store, hls: hls), loop: loop, settings: settings)
     }
 
     init(cacheFolder: URL, index: any CacheIndex, loop: TransferLoop, settings: FetchSettings) {

@@ -8,6 +8,8 @@ public final class TransferEngine: Sendable {
     public let loop: TransferLoop
     public let fetcher: RangeFetcher
     public let downloader: Downloader
+    /// Chosen renditions of HLS items: their playlists, segment files and URLs.
+    public let hls: HLSStreams
 
     let store: LibraryStore
 
@@ -16,8 +18,12 @@ public final class TransferEngine: Sendable {
                 attemptsPerDownload: Int = 3) throws {
         self.store = store
         loop = try TransferLoop(configuration: loopConfiguration)
-        fetcher = RangeFetcher(store: store, loop: loop, settings: settings)
-        downloader = Downloader(store: store, fetcher: fetcher, attemptsPerDownload: attemptsPerDownload)
+        hls = HLSStreams(store: store, timeouts: HTTPTimeouts(connect: settings.timeouts.connect,
+                                                               lowSpeedBytesPerSecond: settings.timeouts.lowSpeedBytesPerSecond,
+                                                               lowSpeedSeconds: settings.timeouts.lowSpeedSeconds,
+                                                               total: HTTPTimeouts.document.total))
+        fetcher = RangeFetcher(store: store, loop: loop, settings: settings, hls: hls)
+        downloader = Downloader(store: store, fetcher: fetcher, hls: hls, attemptsPerDownload: attemptsPerDownload)
         let downloader = downloader
         fetcher.onFileCompleted { itemID, file in
             guard file == "media" else { return }
@@ -29,7 +35,7 @@ public final class TransferEngine: Sendable {
     /// store forgets the ranges before the bytes go, and the item is listed as remote again.
     public func evict(itemID: Int64) throws {
         fetcher.cancel(itemID: itemID)
-        try fetcher.discard(itemID: itemID, file: "media")
+        try discardMedia(itemID: itemID)
         try store.setDownloaded(itemID: itemID, at: nil)
         if let item = try store.item(id: itemID), item.state != .discovered, item.state != .deleted {
             try store.setState(itemID: itemID, state: .discovered)
@@ -40,5 +46,25 @@ public final class TransferEngine: Sendable {
     public func shutdown() {
         fetcher.shutdown()
         loop.shutdown()
+    }
+
+    /// The cache files that hold an item's media: `media`, or an HLS item's segment, init and
+    /// key files (thumbnail and subtitles are side files).
+    public func mediaFiles(itemID: Int64) -> [CacheFileKey] {
+        let hlsFiles = hls.stream(itemID: itemID).map { Array($0.resourceURLs.keys) } ?? []
+        let claimed = (try? store.mediaFileKeys(itemID: itemID)) ?? []
+        return Array(Set(["media"] + hlsFiles + claimed)).sorted()
+    }
+
+    /// Forgets an item's media bytes (store first, then disk) and an HLS item's chosen
+    /// rendition, so the next download chooses again with fresh URLs.
+    public func discardMedia(itemID: Int64) throws {
+        for file in mediaFiles(itemID: itemID) { try fetcher.discard(itemID: itemID, file: file) }
+        hls.forget(itemID: itemID)
+    }
+
+    /// After a full disk: gives back unclaimed space of every media file (`RangeFetcher`).
+    public func recoverFromWriteFailure(itemID: Int64) {
+        for file in mediaFiles(itemID: itemID) { fetcher.recoverFromWriteFailure(itemID: itemID, file: file) }
     }
 }

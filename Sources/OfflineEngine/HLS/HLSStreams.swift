@@ -1,0 +1,96 @@
+import Dispatch
+import Foundation
+import OfflineFeeds
+import OfflineHTTP
+import OfflineStore
+import Synchronization
+
+/// The HLS items' chosen renditions, in memory: loaded from the store on first use, resolved
+/// from the origin when none was chosen yet (a download, or a program opening the playlist in
+/// the mount), forgotten on evict, cancel and delete.
+///
+/// Lock order: `resolving` (held across network) → `streams` (a leaf).
+public final class HLSStreams: Sendable {
+    private let store: LibraryStore
+    private let resolver: HLSResolver
+    private let streams = Mutex<[Int64: HLSStream]>([:])
+    /// One resolution at a time: two readers opening the same new playlist fetch it once.
+    private let resolving = Mutex<Void>(())
+    private let background = DispatchQueue(label: "offlinefs.hls-resolve", attributes: .concurrent)
+
+    public init(store: LibraryStore, client: HTTPClient = HTTPClient(), limits: HLSLimits = HLSLimits(),
+                timeouts: HTTPTimeouts = .document) {
+        self.store = store
+        resolver = HLSResolver(client: client, limits: limits, timeouts: timeouts)
+    }
+
+    /// The item's chosen rendition if there is one (memory, else the store). No network.
+    public func stream(itemID: Int64) -> HLSStream? {
+        if let stream = streams.withLock({ $0[itemID] }) { return stream }
+        guard let record = try? store.hlsStream(itemID: itemID), let stream = try? HLSStream(record: record) else { return nil }
+        streams.withLock { $0[itemID] = stream }
+        return stream
+    }
+
+    /// The rendition to download for `quality`: the chosen one when it was chosen for the
+    /// same quality, else a new choice (the old one's cache files are the caller's to drop).
+    /// Blocking (network).
+    public func resolve(itemID: Int64, quality: String?, maxBytes: Int64?) throws(HLSFailure) -> HLSStream {
+        try resolving.withLock { _ throws(HLSFailure) -> HLSStream in
+            if let current = stream(itemID: itemID), current.record.quality == quality { return current }
+            let item: Item
+            do {
+                guard let found = try store.item(id: itemID) else { throw HLSFailure(.contentNotFound, "no item with id \(itemID)") }
+                item = found
+            } catch let failure as HLSFailure {
+                throw failure
+            } catch {
+                throw HLSFailure(.downloadFailed, "library database: \(error)")
+            }
+            let record = try resolver.resolve(item: item, quality: quality, maxBytes: maxBytes,
+                                              destinationPolicy: destinationPolicy(item), now: store.clock())
+            let stream = try HLSStream(record: record)
+            do { try store.putHLSStream(record) } catch {
+                throw HLSFailure(.downloadFailed, "library database: \(error)")
+            }
+            streams.withLock { $0[itemID] = stream }
+            return stream
+        }
+    }
+
+    /// The chosen rendition, resolved in the background when there is none yet (a program
+    /// opened the playlist of an item nobody downloaded). `completion` runs on another thread.
+    public func withStream(itemID: Int64, completion: @escaping @Sendable (Result<HLSStream, HLSFailure>) -> Void) {
+        if let stream = stream(itemID: itemID) {
+            completion(.success(stream))
+            return
+        }
+        background.async { [self] in
+            let quality = (try? store.item(id: itemID))?.quality
+            completion(Result { () throws(HLSFailure) in try resolve(itemID: itemID, quality: quality, maxBytes: nil) })
+        }
+    }
+
+    /// Segments on disk and in the rendition, when one is chosen (`status`, xattrs).
+    public func segmentProgress(itemID: Int64) -> (present: Int, total: Int)? {
+        guard let stream = stream(itemID: itemID), let states = try? store.cacheStates(itemID: itemID) else { return nil }
+        return (stream.segmentsPresent(in: states), stream.segmentCount)
+    }
+
+    /// Forgets the item's chosen rendition (store and memory).
+    public func forget(itemID: Int64) {
+        _ = streams.withLock { $0.removeValue(forKey: itemID) }
+        try? store.removeHLSStream(itemID: itemID)
+    }
+
+    /// Origin URL of an HLS cache file (`hls.<n>`), for the range fetcher.
+    func resourceURL(itemID: Int64, file: CacheFileKey) -> URL? {
+        stream(itemID: itemID)?.resourceURLs[file]
+    }
+
+    /// Segment, init and key URLs may reach what the source's feed may reach.
+    private func destinationPolicy(_ item: Item) -> DestinationPolicy {
+        let feedHost = (try? store.source(id: item.sourceID)).flatMap { $0.flatMap { URL(string: $0.feedURL)?.host } } ?? ""
+        return .forFeed(host: feedHost)
+    }
+}
