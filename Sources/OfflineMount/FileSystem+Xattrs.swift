@@ -21,13 +21,15 @@ extension OfflineFileSystem {
                 guard let item = try store.item(id: id), let source = try store.source(id: item.sourceID) else {
                     return .failure(.noSuchFileOrDirectory)
                 }
-                return .success(Xattrs.item(item, source: source.name, categories: try store.categoryPaths(itemID: id),
-                                            licence: try store.licence(itemID: id)))
+                var table = Xattrs.item(item, source: source.name, categories: try store.categoryPaths(itemID: id),
+                                        licence: try store.licence(itemID: id))
+                if item.type == .hls { table += hlsAttributes(itemID: id) }
+                return .success(table)
             } catch {
                 logger.error("cannot read item \(id)'s attributes: \(error)")
                 return .failure(.ioError)
             }
-        case .hidden?:
+        case .hidden?, .hlsPart?:
             return .success([])
         case let node?:
             guard let folder = snapshot.folders[inode] else { return .failure(.noSuchFileOrDirectory) }
@@ -75,5 +77,20 @@ extension OfflineFileSystem {
             if !list.isEmpty { refreshNow() }
             return result
         }
+    }
+}
+
+extension OfflineFileSystem {
+    /// `user.offline.segments` (`present/total`) and `user.offline.variant` of an HLS item whose
+    /// rendition is chosen.
+    func hlsAttributes(itemID: Int64) -> [(String, String)] {
+        guard let stream = hls.stream(itemID: itemID) else { return [] }
+        var table: [(String, String)] = []
+        if let progress = hlsStreams?.segmentProgress(itemID: itemID) {
+            table.append(("user.offline.segments", "\(progress.present)/\(progress.total)"))
+        }
+        let variant = stream.variantDescription
+        if !variant.isEmpty { table.append(("user.offline.variant", variant)) }
+        return table
     }
 }

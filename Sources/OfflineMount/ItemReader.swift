@@ -79,6 +79,20 @@ final class ItemReader: Sendable {
         return .success(answer)
     }
 
+    /// Adds an open file made elsewhere (an HLS playlist, part or one-file view) to the table;
+    /// like the media it locks the item against eviction while open.
+    func register(_ open: OpenFile, answer file: FileInfo) -> FileInfo {
+        var answer = file
+        answer.handle = table.withLock { table in
+            defer { table.nextHandle += 1 }
+            table.files[table.nextHandle] = open
+            table.openMedia[open.itemID, default: 0] += 1
+            return table.nextHandle
+        }
+        byteSource.readerOpened(itemID: open.itemID)
+        return answer
+    }
+
     /// The last close of a handle; runs an eviction that waited for it.
     func release(handle: UInt64) {
         let (closed, evict) = table.withLock { table -> (OpenFile?, Bool) in
@@ -138,8 +152,22 @@ final class ItemReader: Sendable {
             reply.succeed(bytes: [])
             return
         }
-        let range = ByteRange(offset, end)
-        if file.key == "media" { byteSource.noteRead(itemID: file.itemID, offset: offset, length: end - offset) }
+        if let playback = file.playbackOffset {
+            byteSource.noteRead(itemID: file.itemID, offset: playback + offset, length: end - offset)
+        }
+        if let memory = file.memory {
+            reply.succeed(bytes: Array(memory[Int(offset)..<Int(end)]))
+            return
+        }
+        if let joined = file.joined {
+            switch joined.read(offset..<end, byteSource: byteSource) {
+            case .success(let bytes): reply.succeed(bytes: bytes)
+            case .failure(let errno): reply.fail(errno)
+            }
+            return
+        }
+        // An HLS byte-range part is a window on its URL's cache file.
+        let range = ByteRange(file.baseOffset + offset, file.baseOffset + end)
         let readAhead = file.readAhead(offset: offset, end: end)
         if byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) {
             answer(file, range, reply)

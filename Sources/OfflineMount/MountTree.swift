@@ -16,6 +16,8 @@ public final class MountTree: Sendable {
     private let folderTime: Timestamp
     private let clock: @Sendable () -> Date
     private let logger: Logger
+    /// The one-file extension of a fully cached HLS item, when it can be one file.
+    private let joinedExtension: @Sendable (Int64) -> String?
     private let current: Mutex<TreeSnapshot>  // protected: the snapshot requests read
     private let building = Mutex<StoreChangeToken?>(nil)  // protected: one build at a time; the token it was built at
     private let stopSignal = DispatchSemaphore(value: 0)
@@ -23,8 +25,10 @@ public final class MountTree: Sendable {
     private let threadDone = DispatchSemaphore(value: 0)
     private let threadStarted = Atomic<Bool>(false)
 
-    public init(store: LibraryStore, uid: UInt32, gid: UInt32, clock: @escaping @Sendable () -> Date, logger: Logger) {
+    public init(store: LibraryStore, uid: UInt32, gid: UInt32, clock: @escaping @Sendable () -> Date, logger: Logger,
+                joinedExtension: @escaping @Sendable (Int64) -> String? = { _ in nil }) {
         self.store = store
+        self.joinedExtension = joinedExtension
         self.uid = uid
         self.gid = gid
         self.clock = clock
@@ -47,10 +51,15 @@ public final class MountTree: Sendable {
                 let now = try store.changeToken()
                 if !force, now == token { return nil }
                 let recentDays = try store.policy(.recentDays)
+                let items = try store.items(matching: .all)
+                var joined: [Int64: String] = [:]
+                for listing in items where listing.item.type == .hls && listing.item.state == .cached {
+                    joined[listing.item.id] = joinedExtension(listing.item.id)
+                }
                 let built = TreeBuilder.build(
-                    sources: try store.sources(), categories: try store.categories(), items: try store.items(matching: .all),
+                    sources: try store.sources(), categories: try store.categories(), items: items,
                     uid: uid, gid: gid, folderTime: folderTime,
-                    recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400))
+                    recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400), joinedExtensions: joined)
                 token = now
                 let old = current.withLock { snapshot in
                     defer { snapshot = built }

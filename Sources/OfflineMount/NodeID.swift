@@ -11,6 +11,11 @@ import OfflineFUSE
 /// - `1 << 56 | id << 8 | k`: file `k` of item `id` (0 the media, 1 the thumbnail, 2… the
 ///   subtitles in catalog order). Ids are AUTOINCREMENT, never reused, so an inode never
 ///   names two different things (the generation can stay 0).
+/// - HLS (DESIGN §3), where `p` is the 24-bit `HLSParent` code of the folder holding the items:
+///   `2 << 56 | p`: that folder's `.hls`; `3 << 56 | p << 32 | id`: its `.hls/<id>`;
+///   `4 << 56 | id << 24 | n`: part `n` of item `id`'s stream (the same file from every
+///   folder). A directory can have one parent only in the kernel's cache, hence a `.hls` and
+///   `.hls/<id>` per folder; item ids past 2³² and folders past 2²² get no `.hls`.
 ///
 /// The kernel's lookup counts need no table: any inode can be resolved again from its number
 /// and the current tree, so `forget` has nothing to release.
@@ -24,11 +29,23 @@ public enum NodeID: Hashable, Sendable {
     case source(Int64)
     case category(Int64)
     case itemFile(itemID: Int64, file: Int)
+    /// `<folder>/.hls`.
+    case hlsFolder(HLSParent)
+    /// `<folder>/.hls/<item id>`.
+    case hlsItemFolder(HLSParent, itemID: Int64)
+    /// `.hls/<item id>/<part>`: part `part` of the item's chosen HLS rendition.
+    case hlsPart(itemID: Int64, part: Int)
 
     static let sourceTag: UInt64 = 1 << 40
     static let categoryTag: UInt64 = 2 << 40
     static let itemTag: UInt64 = 1 << 56
     static let idMask: UInt64 = (1 << 40) - 1
+    static let hlsFolderTag: UInt64 = 2 << 56
+    static let hlsItemFolderTag: UInt64 = 3 << 56
+    static let hlsPartTag: UInt64 = 4 << 56
+    /// The largest item id with a `.hls` folder, and the most parts a stream shows.
+    public static let maxHLSItemID: Int64 = (1 << 32) - 1
+    public static let maxHLSParts = 1 << 24
     /// Files per item: the media, the thumbnail and up to 254 subtitle tracks.
     public static let filesPerItem = 256
 
@@ -45,6 +62,11 @@ public enum NodeID: Hashable, Sendable {
         case .category(let id): Self.categoryTag | (UInt64(bitPattern: id) & Self.idMask)
         case .itemFile(let itemID, let file):
             Self.itemTag | ((UInt64(bitPattern: itemID) & ((1 << 48) - 1)) << 8) | UInt64(file & 0xff)
+        case .hlsFolder(let parent): Self.hlsFolderTag | UInt64(parent.code)
+        case .hlsItemFolder(let parent, let itemID):
+            Self.hlsItemFolderTag | UInt64(parent.code) << 32 | (UInt64(bitPattern: itemID) & 0xffff_ffff)
+        case .hlsPart(let itemID, let part):
+            Self.hlsPartTag | (UInt64(bitPattern: itemID) & 0xffff_ffff) << 24 | UInt64(part & 0xff_ffff)
         }
     }
 
@@ -60,11 +82,70 @@ public enum NodeID: Hashable, Sendable {
             guard let file = HiddenFile(rawValue: inode) else { return nil }
             self = .hidden(file)
         case 16..<(16 + UInt64(TreeSnapshot.stateFolders.count)): self = .stateFolder(Int(inode - 16))
-        case _ where inode & Self.itemTag != 0:
+        case _ where inode >> 56 == 2:
+            guard let parent = HLSParent(code: UInt32(inode & 0xff_ffff)) else { return nil }
+            self = .hlsFolder(parent)
+        case _ where inode >> 56 == 3:
+            guard let parent = HLSParent(code: UInt32((inode >> 32) & 0xff_ffff)) else { return nil }
+            self = .hlsItemFolder(parent, itemID: Int64(inode & 0xffff_ffff))
+        case _ where inode >> 56 == 4:
+            self = .hlsPart(itemID: Int64((inode >> 24) & 0xffff_ffff), part: Int(inode & 0xff_ffff))
+        case _ where inode >> 56 == 1:
             self = .itemFile(itemID: Int64((inode & ~Self.itemTag) >> 8), file: Int(inode & 0xff))
         case _ where inode >> 40 == 1: self = .source(Int64(inode & Self.idMask))
         case _ where inode >> 40 == 2: self = .category(Int64(inode & Self.idMask))
         default: return nil
+        }
+    }
+}
+
+/// A folder that can hold HLS items, as the 24-bit code in its `.hls` inodes: a source or
+/// category folder (ids below 2²²), a `state/` folder, or `recent/`.
+public enum HLSParent: Hashable, Sendable {
+    case source(Int64)
+    case category(Int64)
+    case stateFolder(Int)
+    case recent
+
+    static let idLimit: Int64 = 1 << 22
+
+    /// The parent for a folder inode, or nil when it cannot hold a `.hls` (an id too large).
+    init?(folder: UInt64) {
+        switch NodeID(inode: folder) {
+        case .source(let id)? where id < Self.idLimit: self = .source(id)
+        case .category(let id)? where id < Self.idLimit: self = .category(id)
+        case .stateFolder(let index)?: self = .stateFolder(index)
+        case .recent?: self = .recent
+        default: return nil
+        }
+    }
+
+    init?(code: UInt32) {
+        let id = Int64(code & 0x3f_ffff)
+        switch code >> 22 {
+        case 1: self = .source(id)
+        case 2: self = .category(id)
+        case 3: self = id == 0x3f_ffff ? .recent : .stateFolder(Int(id))
+        default: return nil
+        }
+    }
+
+    var code: UInt32 {
+        switch self {
+        case .source(let id): 1 << 22 | UInt32(id)
+        case .category(let id): 2 << 22 | UInt32(id)
+        case .stateFolder(let index): 3 << 22 | UInt32(index)
+        case .recent: 3 << 22 | 0x3f_ffff
+        }
+    }
+
+    /// The inode of the folder itself.
+    var folder: UInt64 {
+        switch self {
+        case .source(let id): NodeID.source(id).inode
+        case .category(let id): NodeID.category(id).inode
+        case .stateFolder(let index): NodeID.stateFolder(index).inode
+        case .recent: NodeID.recent.inode
         }
     }
 }

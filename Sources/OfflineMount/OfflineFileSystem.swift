@@ -33,6 +33,9 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     public let tree: MountTree
     let reader: ItemReader
+    /// HLS playlists, `.hls/<id>/` parts and one-file views (DESIGN §3).
+    let hls: HLSFiles
+    let hlsStreams: HLSStreams?
     let logger: Logger
     let store: LibraryStore
     let performer: any CommandPerformer
@@ -49,8 +52,9 @@ public final class OfflineFileSystem: FileSystemOperations {
     private let directories = Mutex<(next: UInt64, open: [UInt64: (TreeSnapshot, TreeFolder)])>((1, [:]))
     private let notifier = Mutex<Notifier?>(nil)  // set once the session exists
 
+    /// - Parameter hls: the engine's HLS renditions; without it HLS items list but cannot be read.
     public init(library: Library, byteSource: any ItemByteSource, actions: any MountActions,
-                performer: any CommandPerformer, options: MountOptions,
+                performer: any CommandPerformer, options: MountOptions, hls hlsStreams: HLSStreams? = nil,
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
         self.logger = logger
         self.clock = clock
@@ -61,7 +65,12 @@ public final class OfflineFileSystem: FileSystemOperations {
         events = EventsFile(store: library.store)
         let refresh = RefreshBox()
         control = ControlFile(performer: performer, store: library.store, logger: logger) { refresh.run() }
-        tree = MountTree(store: library.store, uid: getuid(), gid: getgid(), clock: clock, logger: logger)
+        let hls = HLSFiles(streams: hlsStreams, byteSource: byteSource, store: library.store,
+                           readTimeout: options.readTimeout, clock: clock, logger: logger)
+        self.hls = hls
+        self.hlsStreams = hlsStreams
+        tree = MountTree(store: library.store, uid: getuid(), gid: getgid(), clock: clock, logger: logger,
+                         joinedExtension: { hls.joinedExtension(itemID: $0) })
         reader = ItemReader(byteSource: byteSource, store: library.store, actions: actions,
                             errnos: ErrnoTable(logger: logger), readTimeout: options.readTimeout, clock: clock, logger: logger)
         refresh.set { [weak self] in self?.refreshNow() }
@@ -116,6 +125,11 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func open(inode: UInt64, file: FileInfo, reply: Reply<FileInfo>) {
+        let snapshot = tree.snapshot
+        if let (item, number) = snapshot.itemFile(inode), number == 0, item.isHLS, !file.isWritable, file.flags & O_TRUNC == 0 {
+            // The playlist may need the engine to choose a rendition first: answered later.
+            return hls.openPlaylist(item: item, file: file, reader: reader, reply: reply)
+        }
         reply.complete(doOpen(inode: inode, file: file))
     }
 
@@ -233,8 +247,11 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     func doLookup(parent: UInt64, name: FileName) -> Result<Entry, Errno> {
         let snapshot = tree.snapshot
-        guard let folder = snapshot.folders[parent] else {
+        guard var folder = snapshot.folders[parent] else {
             return .failure(snapshot.itemFile(parent) != nil ? .notDirectory : .noSuchFileOrDirectory)
+        }
+        if case .hlsItemFolder(_, let itemID)? = NodeID(inode: parent) {
+            folder = hls.folder(parent, parent: folder.parent, itemID: itemID)
         }
         let inode: UInt64
         if name.bytes == [0x2E] {
@@ -253,8 +270,21 @@ public final class OfflineFileSystem: FileSystemOperations {
     func attributes(_ snapshot: TreeSnapshot, _ inode: UInt64) -> Result<FileAttributes, Errno> {
         if case .hidden(let hidden)? = NodeID(inode: inode) { return hiddenAttributes(hidden) }
         guard var attributes = snapshot.attributes(inode) else { return .failure(.noSuchFileOrDirectory) }
-        if let (item, file) = snapshot.itemFile(inode), file > 0,
-           let size = reader.sideFileSize(itemID: item.id, key: item.files[file].key) {
+        var size: Int64?
+        if case .hlsPart(let itemID, let index)? = NodeID(inode: inode) {
+            guard let part = hls.part(itemID: itemID, index: index) else { return .failure(.noSuchFileOrDirectory) }
+            size = hls.size(of: part, itemID: itemID)
+        } else if let (item, file) = snapshot.itemFile(inode) {
+            let key = item.files[file].key
+            if item.isHLS && file == 0 {
+                size = hls.playlist(itemID: item.id).map { Int64($0.count) }
+            } else if key == TreeItemFile.joinedKey {
+                size = hls.joinedFile(itemID: item.id)?.size
+            } else if file > 0 {
+                size = reader.sideFileSize(itemID: item.id, key: key)
+            }
+        }
+        if let size {
             attributes.size = UInt64(size)
             attributes.blocks = (UInt64(size) + 511) / 512
         }
@@ -265,25 +295,35 @@ public final class OfflineFileSystem: FileSystemOperations {
         Entry(attributes: attributes, attributeTimeout: timeout(for: attributes.inode), entryTimeout: cacheTimeout)
     }
 
-    /// Attributes of the hidden files are never cached: `.events` grows and `tail -f` polls `fstat`.
+    /// Attributes of the hidden files are never cached: `.events` grows and `tail -f` polls
+    /// `fstat`; nor are HLS parts', whose sizes appear as their bytes arrive.
     func timeout(for inode: UInt64) -> Double {
-        inode >= HiddenFile.control.inode && inode < 16 ? 0 : cacheTimeout
+        if case .hlsPart? = NodeID(inode: inode) { return 0 }
+        return inode >= HiddenFile.control.inode && inode < 16 ? 0 : cacheTimeout
     }
 
     func doOpen(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
         if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file) }
         let snapshot = tree.snapshot
+        if case .hlsPart(let itemID, let index)? = NodeID(inode: inode), snapshot.items[itemID] != nil {
+            if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
+            return hls.openPart(itemID: itemID, index: index, file: file, reader: reader)
+        }
         guard let (item, number) = snapshot.itemFile(inode) else {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
         }
         if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
+        if item.files[number].key == TreeItemFile.joinedKey { return hls.openJoined(itemID: item.id, file: file, reader: reader) }
         return reader.open(item: item, fileNumber: number, file: file)
     }
 
     func doOpendir(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
         let snapshot = tree.snapshot
-        guard let folder = snapshot.folders[inode] else {
+        guard var folder = snapshot.folders[inode] else {
             return .failure(snapshot.itemFile(inode) != nil ? .notDirectory : .noSuchFileOrDirectory)
+        }
+        if case .hlsItemFolder(_, let itemID)? = NodeID(inode: inode) {
+            folder = hls.folder(inode, parent: folder.parent, itemID: itemID)
         }
         var answer = file
         answer.handle = directories.withLock { directories in

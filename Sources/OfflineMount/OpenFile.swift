@@ -16,6 +16,16 @@ final class OpenFile: Sendable {
     /// `direct_io`, so short answers mark the end).
     let size: Int64?
     let path: String
+    /// Where the file's byte 0 is in the cache file (an HLS part that is a byte range of the
+    /// file its URL names); 0 otherwise.
+    let baseOffset: Int64
+    /// Contents served from memory instead of a cache file (an HLS item's local playlist).
+    let memory: [UInt8]?
+    /// A fully cached HLS stream read as one file (its pieces are other cache files).
+    let joined: HLSJoinedFile?
+    /// Offset of this file's byte 0 in the item's media, for the licence play clock (`noteRead`);
+    /// nil: reads of it are not playback (thumbnails, subtitles, keys, playlists).
+    let playbackOffset: Int64?
 
     private struct Pattern {
         var nextOffset: Int64 = -1
@@ -28,12 +38,17 @@ final class OpenFile: Sendable {
     static let firstReadAhead: Int64 = 256 << 10
     static let maxReadAhead: Int64 = 16 << 20
 
-    init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String) {
+    init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String, baseOffset: Int64 = 0,
+         memory: [UInt8]? = nil, joined: HLSJoinedFile? = nil, playbackOffset: Int64? = nil) {
         self.itemID = itemID
         self.fileNumber = fileNumber
         self.key = key
         self.size = size
         self.path = path
+        self.baseOffset = baseOffset
+        self.memory = memory
+        self.joined = joined
+        self.playbackOffset = playbackOffset ?? (key == "media" ? 0 : nil)
     }
 
     deinit {

@@ -37,8 +37,11 @@ public struct TreeBuilder {
     }
 
     /// Builds the whole tree from the store's rows.
+    /// - Parameter joinedExtensions: for fully cached HLS items that can be one file, its
+    ///   extension (`ts`, `mp4`): the file is listed beside the playlist.
     public static func build(sources: [Source], categories: [Category], items: [ItemListing],
-                             uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date) -> TreeSnapshot {
+                             uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
+                             joinedExtensions: [Int64: String] = [:]) -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff)
         builder.addSources(sources)
         let categoryIDs = builder.addCategories(categories)
@@ -46,7 +49,7 @@ public struct TreeBuilder {
         for listing in items {
             let item = listing.item
             if unsubscribed.contains(listing.sourceName) && item.state == .discovered && item.bytesPresent == 0 { continue }
-            builder.addItem(listing, categoryIDs: categoryIDs)
+            builder.addItem(listing, categoryIDs: categoryIDs, joinedExtension: joinedExtensions[item.id])
         }
         return builder.finish()
     }
@@ -76,13 +79,21 @@ public struct TreeBuilder {
         return byPath
     }
 
-    mutating func addItem(_ listing: ItemListing, categoryIDs: [[String]: UInt64]) {
+    mutating func addItem(_ listing: ItemListing, categoryIDs: [[String]: UInt64], joinedExtension: String? = nil) {
         let item = listing.item
         guard let fileName = item.fileName, !fileName.isEmpty, item.state != .deleted else { return }
-        let files = Self.files(of: item, fileName: fileName)
+        var files = Self.files(of: item, fileName: fileName)
+        let isHLS = item.type == .hls && item.id <= NodeID.maxHLSItemID
+        if isHLS, item.state == .cached, let joinedExtension {
+            let stem = fileName.lastIndex(of: ".").map { String(fileName[..<$0]) } ?? fileName
+            let name = "\(stem).\(joinedExtension)"
+            if name.utf8.count <= FileNaming.maxBytes, files.count < NodeID.filesPerItem {
+                files.append(TreeItemFile(name: FileName(name), key: TreeItemFile.joinedKey))
+            }
+        }
         let time = item.downloadedAt ?? item.publishedAt ?? item.addedAt
         items[item.id] = TreeItem(id: item.id, files: files, size: UInt64(max(0, item.size ?? 0)),
-                                  modificationTime: Timestamp(time), state: item.state)
+                                  modificationTime: Timestamp(time), state: item.state, isHLS: isHLS)
 
         var places: [UInt64] = []
         if let source = folders[NodeID.sources.inode]!.child(named: FileName(listing.sourceName)) { places.append(source.inode) }
@@ -96,7 +107,22 @@ public struct TreeBuilder {
                 folders[place]?.add(TreeChild(name: file.name, inode: NodeID.itemFile(itemID: item.id, file: number).inode,
                                               isDirectory: false))
             }
+            if isHLS { addHLSFolder(in: place, itemID: item.id) }
         }
+    }
+
+    /// `<place>/.hls/<item id>/`, where the item's playlist finds its segments (DESIGN §3).
+    /// Its files come from the item's stream, not the tree.
+    private mutating func addHLSFolder(in place: UInt64, itemID: Int64) {
+        guard let parent = HLSParent(folder: place), folders[place] != nil else { return }
+        let hls = NodeID.hlsFolder(parent).inode
+        if folders[hls] == nil {
+            folders[hls] = TreeFolder(inode: hls, parent: place)
+            folders[place]!.add(TreeChild(name: FileName(".hls"), inode: hls, isDirectory: true))
+        }
+        let itemFolder = NodeID.hlsItemFolder(parent, itemID: itemID).inode
+        folders[itemFolder] = TreeFolder(inode: itemFolder, parent: hls)
+        folders[hls]!.add(TreeChild(name: FileName(String(itemID)), inode: itemFolder, isDirectory: true))
     }
 
     /// The media file, then `<stem>-thumb.jpg` and `<stem>.<lang>.<vtt|srt>` when the catalog

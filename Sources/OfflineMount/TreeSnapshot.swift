@@ -40,9 +40,13 @@ public struct TreeFolder: Hashable, Sendable {
 /// One file of an item in the tree: the media, or a thumbnail or subtitle beside it.
 public struct TreeItemFile: Hashable, Sendable {
     public var name: FileName
-    /// The cache file key (`media`, `thumbnail`, `subtitle.<lang>`).
+    /// The cache file key (`media`, `thumbnail`, `subtitle.<lang>`), or `TreeItemFile.joinedKey`.
     public var key: CacheFileKey
     public var isMedia: Bool { key == "media" }
+
+    /// A fully cached HLS stream as one contiguous `.ts`/`.mp4` file: not a cache file of its
+    /// own, but the stream's init segment and segments end to end.
+    public static let joinedKey = "hls.joined"
 }
 
 /// What the mount shows of one item.
@@ -55,13 +59,17 @@ public struct TreeItem: Hashable, Sendable {
     /// `downloadedAt ?? publishedAt ?? addedAt`.
     public var modificationTime: Timestamp
     public var state: ItemState
+    /// An HLS item: its media file is the local playlist, sized by the file system.
+    public var isHLS: Bool
 
-    public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState) {
+    public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState,
+                isHLS: Bool = false) {
         self.id = id
         self.files = files
         self.size = size
         self.modificationTime = modificationTime
         self.state = state
+        self.isHLS = isHLS
     }
 }
 
@@ -94,8 +102,8 @@ public final class TreeSnapshot: Sendable {
         return (item, file)
     }
 
-    /// Attributes from the tree alone; a side file's size is 0 here (the file system fills
-    /// it in from the cache).
+    /// Attributes from the tree alone; a side file's size, an HLS playlist's and an HLS
+    /// part's are 0 here (the file system fills them in from the cache and the stream).
     public func attributes(_ inode: UInt64) -> FileAttributes? {
         if folders[inode] != nil {
             var attributes = FileAttributes.directory(inode: inode, permissions: 0o755)
@@ -104,8 +112,15 @@ public final class TreeSnapshot: Sendable {
             attributes.setTimes(folderTime)
             return attributes
         }
+        if case .hlsPart(let itemID, _)? = NodeID(inode: inode), let item = items[itemID] {
+            var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: 0)
+            attributes.uid = uid
+            attributes.gid = gid
+            attributes.setTimes(item.modificationTime)
+            return attributes
+        }
         guard let (item, file) = itemFile(inode) else { return nil }
-        var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: file == 0 ? item.size : 0)
+        var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: file == 0 && !item.isHLS ? item.size : 0)
         attributes.uid = uid
         attributes.gid = gid
         attributes.setTimes(item.modificationTime)

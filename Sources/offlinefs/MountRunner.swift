@@ -36,7 +36,8 @@ struct MountRunner {
         }
         let fileSystem = OfflineFileSystem(library: opened, byteSource: engine.transfers.fetcher,
                                            actions: EngineActions(commands: engine.commands),
-                                           performer: engine.commands, options: mountOptions, logger: logger)
+                                           performer: engine.commands, options: mountOptions, hls: engine.transfers.hls,
+                                           logger: logger)
         let session: FUSESession
         do {
             session = try FUSESession(mountpoint: mountpoint, options: mountOptions.fuseOptions, operations: fileSystem)

@@ -1,0 +1,172 @@
+import Dispatch
+import Foundation
+import Logging
+import OfflineEngine
+import OfflineFUSE
+import OfflineHTTP
+import OfflineStore
+import Synchronization
+
+/// The HLS side of the mount (DESIGN §3), translated from the engine's `HLSStreams`:
+/// - an HLS item's file is its local playlist, whose URIs are `.hls/<item id>/<part>`;
+/// - `<folder>/.hls/<item id>/` lists the parts of the item's chosen rendition (segments,
+///   init segment, key), read like any item file through the byte source;
+/// - a fully cached stream is also one contiguous file (`HLSJoinedFile`).
+///
+/// A playlist opened before any rendition was chosen (nobody downloaded the item) is
+/// resolved by the engine first, answering the open within the read bound.
+///
+/// Lock order: `playlists` and `joinedFiles` are leaves.
+final class HLSFiles: Sendable {
+    private let streams: HLSStreams?
+    private let byteSource: any ItemByteSource
+    private let store: LibraryStore
+    private let readTimeout: Duration
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+    /// Rendered playlists and one-file layouts, per stream (a new choice renders anew).
+    private let playlists = Mutex<[Int64: (stream: ObjectIdentifier, bytes: [UInt8])]>([:])
+    private let joinedFiles = Mutex<[Int64: (stream: ObjectIdentifier, file: HLSJoinedFile)]>([:])
+
+    init(streams: HLSStreams?, byteSource: any ItemByteSource, store: LibraryStore, readTimeout: Duration,
+         clock: @escaping @Sendable () -> Date, logger: Logger) {
+        self.logger = logger
+        self.streams = streams
+        self.byteSource = byteSource
+        self.store = store
+        self.readTimeout = readTimeout
+        self.clock = clock
+    }
+
+    /// The folder a playlist's URIs point into, relative to the folder it is listed in.
+    static func folder(itemID: Int64) -> String { ".hls/\(itemID)" }
+
+    func stream(itemID: Int64) -> HLSStream? { streams?.stream(itemID: itemID) }
+
+    // MARK: - Sizes and names
+
+    /// The local playlist's text, once a rendition is chosen.
+    func playlist(itemID: Int64) -> [UInt8]? {
+        guard let stream = stream(itemID: itemID) else { return nil }
+        let id = ObjectIdentifier(stream)
+        if let cached = playlists.withLock({ $0[itemID] }), cached.stream == id { return cached.bytes }
+        let bytes = Array(stream.localPlaylist(folder: Self.folder(itemID: itemID)).utf8)
+        playlists.withLock { $0[itemID] = (id, bytes) }
+        return bytes
+    }
+
+    /// A part's size when known: its byte range, or its whole cache file once complete.
+    func size(of part: HLSPart, itemID: Int64) -> Int64? {
+        if let range = part.range { return Int64(range.count) }
+        return wholeFileSize(itemID: itemID, key: part.resource)
+    }
+
+    /// The one-file view of a cached stream, once every piece's size is known.
+    func joinedFile(itemID: Int64) -> HLSJoinedFile? {
+        guard let stream = stream(itemID: itemID), stream.offersOneFile else { return nil }
+        let id = ObjectIdentifier(stream)
+        if let cached = joinedFiles.withLock({ $0[itemID] }), cached.stream == id { return cached.file }
+        guard let file = HLSJoinedFile(stream: stream, byteSource: byteSource,
+                                       sizeOf: { wholeFileSize(itemID: itemID, key: $0) }) else { return nil }
+        joinedFiles.withLock { $0[itemID] = (id, file) }
+        return file
+    }
+
+    /// The extension of the one-file view (`ts`, `mp4`) of a stream that can be one file.
+    func joinedExtension(itemID: Int64) -> String? {
+        guard let stream = stream(itemID: itemID), stream.offersOneFile else { return nil }
+        return stream.container?.rawValue
+    }
+
+    /// `.hls/<id>/` as a folder: the stream's parts (empty until a rendition is chosen).
+    func folder(_ inode: UInt64, parent: UInt64, itemID: Int64) -> TreeFolder {
+        var folder = TreeFolder(inode: inode, parent: parent)
+        for (index, part) in (stream(itemID: itemID)?.parts ?? []).prefix(NodeID.maxHLSParts).enumerated() {
+            folder.add(TreeChild(name: FileName(part.name), inode: NodeID.hlsPart(itemID: itemID, part: index).inode,
+                                 isDirectory: false))
+        }
+        return folder
+    }
+
+    func part(itemID: Int64, index: Int) -> HLSPart? {
+        guard let parts = stream(itemID: itemID)?.parts, index < parts.count else { return nil }
+        return parts[index]
+    }
+
+    private func wholeFileSize(itemID: Int64, key: CacheFileKey) -> Int64? {
+        var info = stat()
+        guard stat(byteSource.cacheFilePath(itemID: itemID, file: key), &info) == 0, info.st_size > 0,
+              byteSource.isAvailable(itemID: itemID, file: key, range: ByteRange(0, .max)) else { return nil }
+        return Int64(info.st_size)
+    }
+
+    // MARK: - Open
+
+    /// Opens an HLS item's playlist; resolves the rendition first when none is chosen.
+    func openPlaylist(item: TreeItem, file: FileInfo, reader: ItemReader, reply: Reply<FileInfo>) {
+        if let errno = refusal(itemID: item.id) { return reply.fail(errno) }
+        guard let streams else { return reply.fail(.ioError) }
+        let finish: @Sendable (Result<HLSStream, HLSFailure>) -> Void = { [self] result in
+            guard !reply.isAnswered else { return }
+            switch result {
+            case .failure(let failure):
+                logger.error("cannot open the playlist of item \(item.id): \(failure.message)")
+                reply.fail(.ioError)
+            case .success:
+                guard let bytes = playlist(itemID: item.id) else { return reply.fail(.ioError) }
+                var answer = file
+                answer.directIO = true  // its size changes when a rendition is chosen
+                let open = OpenFile(itemID: item.id, fileNumber: 0, key: "playlist", size: Int64(bytes.count), path: "",
+                                    memory: bytes)
+                reply.succeed(reader.register(open, answer: answer))
+            }
+        }
+        streams.withStream(itemID: item.id, completion: finish)
+        guard !reply.isAnswered else { return }
+        let (seconds, attoseconds) = readTimeout.components
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18) {
+            reply.fail(.ioError)  // nothing when the open was answered
+        }
+    }
+
+    /// Opens part `index` of an item's stream (a segment, the init segment or the key).
+    func openPart(itemID: Int64, index: Int, file: FileInfo, reader: ItemReader) -> Result<FileInfo, Errno> {
+        if let errno = refusal(itemID: itemID) { return .failure(errno) }
+        guard let stream = stream(itemID: itemID), index < stream.parts.count else { return .failure(.noSuchFileOrDirectory) }
+        let part = stream.parts[index]
+        var answer = file
+        // Sizes of parts appear as they arrive: reads must not be cut at a size the kernel cached.
+        answer.directIO = true
+        if part.kind == .key, let key = try? store.licence(itemID: itemID)?.key {
+            // The licence server's key (or the playlist's, kept with the licence).
+            let open = OpenFile(itemID: itemID, fileNumber: 0, key: "key", size: Int64(key.count), path: "", memory: Array(key))
+            return .success(reader.register(open, answer: answer))
+        }
+        var playback: Int64?
+        if case .segment(let number) = part.kind {
+            // Reading past the first segment is playback (the rental's play clock).
+            playback = number == 0 ? 0 : LicenceClock.playbackThreshold
+        }
+        let open = OpenFile(itemID: itemID, fileNumber: 0, key: part.resource, size: size(of: part, itemID: itemID),
+                            path: byteSource.cacheFilePath(itemID: itemID, file: part.resource),
+                            baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback)
+        return .success(reader.register(open, answer: answer))
+    }
+
+    /// Opens the one-file view of a cached stream.
+    func openJoined(itemID: Int64, file: FileInfo, reader: ItemReader) -> Result<FileInfo, Errno> {
+        if let errno = refusal(itemID: itemID) { return .failure(errno) }
+        guard let joined = joinedFile(itemID: itemID) else { return .failure(.ioError) }
+        var answer = file
+        answer.keepCache = true  // only listed while cached; an eviction invalidates it
+        let open = OpenFile(itemID: itemID, fileNumber: 0, key: TreeItemFile.joinedKey, size: joined.size, path: "",
+                            joined: joined, playbackOffset: 0)
+        return .success(reader.register(open, answer: answer))
+    }
+
+    /// `EKEYEXPIRED` once the item's licence has expired (keys and segments alike).
+    private func refusal(itemID: Int64) -> Errno? {
+        guard let expiry = try? store.licence(itemID: itemID)?.expiresAt, expiry <= clock() else { return nil }
+        return .keyExpired
+    }
+}
