@@ -55,10 +55,10 @@ final class HLSFiles: Sendable {
         return bytes
     }
 
-    /// A part's size when known: its byte range, or its whole cache file once complete.
+    /// A part's size when known: its byte range, or its file's size once the origin told it.
     func size(of part: HLSPart, itemID: Int64) -> Int64? {
         if let range = part.range { return Int64(range.count) }
-        return wholeFileSize(itemID: itemID, key: part.resource)
+        return byteSource.knownSize(itemID: itemID, file: part.resource)
     }
 
     /// The one-file view of a cached stream, once every piece's size is known.
@@ -129,10 +129,12 @@ final class HLSFiles: Sendable {
         }
     }
 
-    /// Opens part `index` of an item's stream (a segment, the init segment or the key).
-    func openPart(itemID: Int64, index: Int, file: FileInfo, reader: ItemReader) -> Result<FileInfo, Errno> {
-        if let errno = refusal(itemID: itemID) { return .failure(errno) }
-        guard let stream = stream(itemID: itemID), index < stream.parts.count else { return .failure(.noSuchFileOrDirectory) }
+    /// Opens part `index` of an item's stream (a segment, the init segment or the key). A part
+    /// whose size the origin has not told yet is opened once its first bytes arrive: players
+    /// `fstat` what they open (an MP4 init segment of size 0 does not parse).
+    func openPart(itemID: Int64, index: Int, file: FileInfo, reader: ItemReader, reply: Reply<FileInfo>) {
+        if let errno = refusal(itemID: itemID) { return reply.fail(errno) }
+        guard let stream = stream(itemID: itemID), index < stream.parts.count else { return reply.fail(.noSuchFileOrDirectory) }
         let part = stream.parts[index]
         var answer = file
         // Sizes of parts appear as they arrive: reads must not be cut at a size the kernel cached.
@@ -140,17 +142,31 @@ final class HLSFiles: Sendable {
         if part.kind == .key, let key = try? store.licence(itemID: itemID)?.key {
             // The licence server's key (or the playlist's, kept with the licence).
             let open = OpenFile(itemID: itemID, fileNumber: 0, key: "key", size: Int64(key.count), path: "", memory: Array(key))
-            return .success(reader.register(open, answer: answer))
+            return reply.succeed(reader.register(open, answer: answer))
         }
         var playback: Int64?
         if case .segment(let number) = part.kind {
             // Reading past the first segment is playback (the rental's play clock).
             playback = number == 0 ? 0 : LicenceClock.playbackThreshold
         }
-        let open = OpenFile(itemID: itemID, fileNumber: 0, key: part.resource, size: size(of: part, itemID: itemID),
-                            path: byteSource.cacheFilePath(itemID: itemID, file: part.resource),
-                            baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback)
-        return .success(reader.register(open, answer: answer))
+        let open: @Sendable () -> Void = { [self, answer, playback] in
+            let file = OpenFile(itemID: itemID, fileNumber: 0, key: part.resource, size: size(of: part, itemID: itemID),
+                                path: byteSource.cacheFilePath(itemID: itemID, file: part.resource),
+                                baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback)
+            reply.succeed(reader.register(file, answer: answer))
+        }
+        if size(of: part, itemID: itemID) != nil { return open() }
+        let ticket = byteSource.whenAvailable(itemID: itemID, file: part.resource, range: ByteRange(0, 1),
+                                              readAhead: 256 << 10, deadline: .now + readTimeout) { result in
+            switch result {
+            case .success: open()
+            case .failure: reply.fail(.ioError)
+            }
+        }
+        reply.request.onInterrupt {
+            ticket.cancel()
+            reply.fail(.interrupted)
+        }
     }
 
     /// Opens the one-file view of a cached stream.

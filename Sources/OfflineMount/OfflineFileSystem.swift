@@ -130,6 +130,11 @@ public final class OfflineFileSystem: FileSystemOperations {
             // The playlist may need the engine to choose a rendition first: answered later.
             return hls.openPlaylist(item: item, file: file, reader: reader, reply: reply)
         }
+        if case .hlsPart(let itemID, let index)? = NodeID(inode: inode), snapshot.items[itemID] != nil,
+           !file.isWritable, file.flags & O_TRUNC == 0 {
+            // A part whose size is not known yet waits for its first bytes: answered later.
+            return hls.openPart(itemID: itemID, index: index, file: file, reader: reader, reply: reply)
+        }
         reply.complete(doOpen(inode: inode, file: file))
     }
 
@@ -305,10 +310,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     func doOpen(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
         if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file) }
         let snapshot = tree.snapshot
-        if case .hlsPart(let itemID, let index)? = NodeID(inode: inode), snapshot.items[itemID] != nil {
-            if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
-            return hls.openPart(itemID: itemID, index: index, file: file, reader: reader)
-        }
+        if case .hlsPart? = NodeID(inode: inode) { return .failure(.permissionDenied) }  // writes; reads went to `open`
         guard let (item, number) = snapshot.itemFile(inode) else {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
         }

@@ -58,9 +58,14 @@ public final class HLSStream: Sendable {
         var localNames: [HLSResource: String] = [:]
         let keys = Self.unique(playlist.segments.compactMap(\.key))
         for (n, key) in keys.enumerated() {
+            // `key` (DESIGN §3) for scripts; the playlist points at `key.ts`, the same bytes,
+            // because ffmpeg (and so mpv) refuses to open a local key file without a media
+            // extension ("blocked for security reasons").
             let name = n == 0 ? "key" : "key-\(n)"
-            parts.append(HLSPart(name: name, kind: .key, resource: resource(key.url), range: nil))
-            localNames[.key(key)] = name
+            let keyResource = resource(key.url)
+            parts.append(HLSPart(name: name, kind: .key, resource: keyResource, range: nil))
+            parts.append(HLSPart(name: name + ".ts", kind: .key, resource: keyResource, range: nil))
+            localNames[.key(key)] = name + ".ts"
         }
         let maps = Self.unique(playlist.segments.compactMap(\.map))
         for (n, map) in maps.enumerated() {

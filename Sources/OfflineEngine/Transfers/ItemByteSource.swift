@@ -81,6 +81,10 @@ public protocol ItemByteSource: Sendable {
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket
 
+    /// The file's size once the origin has told it (possibly before every byte is here), or
+    /// nil. Fast (memory, or one store read the first time a file is touched).
+    func knownSize(itemID: Int64, file: CacheFileKey) -> Int64?
+
     /// A reader opened / closed the item: an open item is locked against eviction, and its
     /// first read past the first 2 MiB starts a play-duration licence clock.
     func readerOpened(itemID: Int64)
@@ -94,4 +98,6 @@ public protocol ItemByteSource: Sendable {
 
 extension ItemByteSource {
     public func noteRead(itemID: Int64, offset: Int64, length: Int64) {}
+
+    public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? { nil }
 }

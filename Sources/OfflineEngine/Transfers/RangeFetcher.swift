@@ -84,6 +84,10 @@ public final class RangeFetcher: ItemByteSource {
         return Ticket(file: cached, waiterID: id)
     }
 
+    public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? {
+        (try? cachedFile(itemID: itemID, key: file))?.progress.total
+    }
+
     public func readerOpened(itemID: Int64) {
         readers.withLock { $0[itemID, default: 0] += 1 }
     }

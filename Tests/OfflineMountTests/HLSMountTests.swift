@@ -1,0 +1,144 @@
+import Foundation
+import OfflineEngine
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// HLS items in a real mount (DESIGN §3), played by `ffmpeg` from the ffmpeg-made fixtures:
+/// the local playlist, `.hls/<id>/` parts fetched on read, the one-file view of a cached
+/// stream, and keys refused after the licence expires.
+extension RealMounts {
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"),
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"), "no ffmpeg (apt-get install ffmpeg)"))
+struct HLSMountTests {
+    /// `ffmpeg -v error -i <path> -f null -`: decodes every frame; exit 0 and no output when
+    /// the stream is complete and playable.
+    func play(_ mount: MountedLibrary, _ path: String) throws -> ChildProcess.Result {
+        try mount.run(["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-f", "null", "-"], deadline: 60)
+    }
+
+    func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    @Test func anUncachedStreamPlaysFromItsLocalPlaylistAndEveryPartIsTheOriginsBytes() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("tv")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "news", title: "News", size: 0,
+                                                                    categories: [["Daily"]], hlsPlaylist: "ts/master.m3u8")])["news"])
+        try withMount(fixture) { mount in
+            let playlistPath = fixture.path("sources/tv/News [news].m3u8")
+            let played = try play(mount, playlistPath)
+            #expect(played.status == 0, "ffmpeg: \(played.stderr)")
+            #expect(played.stderr.isEmpty, "ffmpeg: \(played.stderr)")
+
+            // The local playlist names only files inside the mount, relative to its folder.
+            let text = String(decoding: try #require(fileBytes(playlistPath)), as: UTF8.self)
+            let uris = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            #expect(uris.count == 6)
+            #expect(uris.allSatisfy { $0.hasPrefix(".hls/\(item.id)/") }, "\(text)")
+            #expect(text.contains("#EXT-X-ENDLIST"))
+
+            // The default variant is the highest; each part is its origin file, byte for byte.
+            for name in (0..<6).map({ "\($0).ts" }) {
+                let part = fileBytes(fixture.path("sources/tv/.hls/\(item.id)/\(name)"))
+                let origin = fileBytes(HLSFixtureFiles.path("ts/high/segment-0\(name.dropLast(3)).ts"))
+                #expect(part != nil && part == origin, "part \(name)")
+            }
+            // The same playlist plays from a category folder: its own .hls folder serves it.
+            let fromCategory = try play(mount, fixture.path("categories/Daily/News [news].m3u8"))
+            #expect(fromCategory.status == 0, "ffmpeg: \(fromCategory.stderr)")
+            #expect(names(fixture.path("categories/Daily/.hls")) == ["\(item.id)"])
+            // Streaming is not downloading: nothing was asked, so no one-file view.
+            #expect(try fixture.current(item).state == .discovered)
+            #expect(!names(fixture.path("sources/tv")).contains("News [news].ts"))
+        }
+    }
+
+    @Test func aDownloadedStreamIsCachedAndAlsoOneContiguousFile() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("tv")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "news", title: "News", size: 0,
+                                                                    hlsPlaylist: "ts/master.m3u8")])["news"])
+        try withMount(fixture, options: ["refresh=100ms"]) { mount in
+            #expect(fixture.control("download sources/tv/News [news].m3u8 quality=low\n") == nil)
+            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(waitUntil { names(fixture.path("sources/tv")).contains("News [news].ts") })
+
+            // The low variant's segments end to end, with an exact size.
+            let segments = (0..<6).map { HLSFixtureFiles.path("ts/low/segment-0\($0).ts") }
+            let expected = segments.reduce(into: Data()) { $0 += fileBytes($1) ?? Data() }
+            let joinedPath = fixture.path("sources/tv/News [news].ts")
+            let attributes = try FileManager.default.attributesOfItem(atPath: joinedPath)
+            #expect((attributes[.size] as? Int) == expected.count)
+            #expect(fileBytes(joinedPath) == expected)
+            #expect(try fixture.current(item).size == Int64(expected.count))
+            let playedJoined = try play(mount, joinedPath)
+            #expect(playedJoined.status == 0, "ffmpeg: \(playedJoined.stderr)")
+
+            // Cached: it plays with the origin gone.
+            fixture.origin.goOffline()
+            let played = try play(mount, fixture.path("sources/tv/News [news].m3u8"))
+            #expect(played.status == 0, "ffmpeg: \(played.stderr)")
+            let segmentsAttribute = try mount.run(["getfattr", "--only-values", "-n", "user.offline.segments",
+                                                   fixture.path("sources/tv/News [news].m3u8")])
+            #expect(segmentsAttribute.stdout == "6/6")
+        }
+    }
+
+    @Test func fragmentedMP4PlaysUncachedAndJoinsInitSegmentAndFragments() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("tv")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "clip", title: "Clip", size: 0,
+                                                                    hlsPlaylist: "fmp4/master.m3u8")])["clip"])
+        try withMount(fixture, options: ["refresh=100ms"]) { mount in
+            let playlist = fixture.path("sources/tv/Clip [clip].m3u8")
+            let uncached = try play(mount, playlist)
+            #expect(uncached.status == 0, "ffmpeg: \(uncached.stderr)")
+            #expect(names(fixture.path("sources/tv/.hls/\(item.id)")).contains("init.mp4"))
+
+            #expect(fixture.control("download sources/tv/Clip [clip].m3u8\n") == nil)
+            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(waitUntil { names(fixture.path("sources/tv")).contains("Clip [clip].mp4") })
+            let parts = ["init.mp4"] + (0..<4).map { "segment-0\($0).m4s" }
+            let expected = parts.reduce(into: Data()) { $0 += fileBytes(HLSFixtureFiles.path("fmp4/\($1)")) ?? Data() }
+            #expect(fileBytes(fixture.path("sources/tv/Clip [clip].mp4")) == expected)
+            let joined = try play(mount, fixture.path("sources/tv/Clip [clip].mp4"))
+            #expect(joined.status == 0, "ffmpeg: \(joined.stderr)")
+        }
+    }
+
+    @Test func anEncryptedStreamPlaysWhileItsLicenceHoldsAndItsKeyIsRefusedAfter() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("tv")
+        let rental = LicenceTerms(kind: .rental, rentalDuration: 3600)
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "film", title: "Film", size: 0,
+                                                                    licence: rental, hlsPlaylist: "aes/index.m3u8")])["film"])
+        try withMount(fixture, options: ["refresh=100ms"]) { mount in
+            #expect(fixture.control("download sources/tv/Film [film].m3u8\n") == nil)
+            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            let playlist = fixture.path("sources/tv/Film [film].m3u8")
+            let played = try play(mount, playlist)
+            #expect(played.status == 0, "ffmpeg: \(played.stderr)")
+            // Segments stay encrypted in the cache; the key lives with the licence.
+            let keyPath = fixture.path("sources/tv/.hls/\(item.id)/key")
+            #expect(fileBytes(keyPath) == fileBytes(HLSFixtureFiles.path("aes/key.bin")))
+            #expect(try fixture.store.licence(itemID: item.id)?.key == fileBytes(HLSFixtureFiles.path("aes/key.bin")))
+            #expect(fileBytes(fixture.path("sources/tv/.hls/\(item.id)/0.ts")) == fileBytes(HLSFixtureFiles.path("aes/segment-00.ts")))
+            // No one-file view of an encrypted stream (it would be clear bytes outside the licence).
+            #expect(!names(fixture.path("sources/tv")).contains("Film [film].ts"))
+
+            // The licence runs out (as the engine's clock would record it).
+            var licence = try #require(try fixture.store.licence(itemID: item.id))
+            licence.expiresAt = Date().addingTimeInterval(-1)
+            try fixture.store.putLicence(licence)
+            let fd = open(keyPath, O_RDONLY)
+            let openErrno = errno
+            if fd >= 0 { close(fd) }
+            #expect(fd < 0 && openErrno == EKEYEXPIRED)
+            let refused = try play(mount, playlist)
+            #expect(refused.status != 0)
+        }
+    }
+}
+}
