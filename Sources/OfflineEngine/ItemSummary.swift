@@ -31,6 +31,18 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var speed: Double?
     /// Seconds left at that speed.
     public var eta: Double?
+    /// HLS: segments on disk and in the chosen rendition (`12/600`), once one is chosen.
+    public var segments: String?
+    /// HLS: the chosen variant (`530000 bps 640x360 …`).
+    public var variant: String?
+    /// HLS: `size` is the estimate made when the rendition was chosen (bandwidth × duration),
+    /// not yet the exact byte count.
+    public var sizeIsEstimate: Bool?
+
+    /// The progress column of a table: percent, and segments for HLS (`40.0% 4/10 seg`).
+    public var progressText: String {
+        String(format: "%.1f%%", progress * 100) + (segments.map { " \($0) seg" } ?? "")
+    }
 
     public init(_ listing: ItemListing, licence: Licence?) {
         let item = listing.item

@@ -58,7 +58,12 @@ public final class Library: Sendable {
     // MARK: - Items
 
     public func items(_ filter: ItemFilter = .all) throws -> [ItemSummary] {
-        try store.items(matching: filter).map { try ItemSummary($0, licence: store.licence(itemID: $0.item.id)) }
+        let hls = HLSStreams(store: store)  // reads chosen renditions only; never fetches
+        return try store.items(matching: filter).map {
+            var summary = try ItemSummary($0, licence: store.licence(itemID: $0.item.id))
+            hls.describe(&summary)
+            return summary
+        }
     }
 
     // MARK: - Policies

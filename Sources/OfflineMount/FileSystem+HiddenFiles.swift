@@ -66,7 +66,11 @@ extension OfflineFileSystem {
         let now = clock()
         let items: [ItemSummary]
         do {
-            items = try store.items(matching: .all).map { try ItemSummary($0, licence: store.licence(itemID: $0.item.id)) }
+            items = try store.items(matching: .all).map {
+                var summary = try ItemSummary($0, licence: store.licence(itemID: $0.item.id))
+                hlsStreams?.describe(&summary)
+                return summary
+            }
         } catch {
             logger.error("cannot read the library for .status: \(error)")
             return Array("cannot read the library: \(error)\n".utf8)

@@ -48,11 +48,11 @@ public enum StatusFiles {
         var lines = [["STATE", "PROGRESS", "SIZE", "SPEED", "ETA", "ITEM"]]
         for row in rows {
             let item = row.item
-            let progress = String(format: "%.1f%%", item.progress * 100)
+            let progress = item.progressText
             var name = item.path
             if let error = item.error { name += " (\(error))" }
             lines.append([
-                item.state, progress, item.size.map { formatBytes(Double($0)) } ?? "?",
+                item.state, progress, item.size.map { (item.sizeIsEstimate == true ? "~" : "") + formatBytes(Double($0)) } ?? "?",
                 row.speed.map { formatBytes($0) + "/s" } ?? "-", row.etaSeconds.map(formatDuration) ?? "-", name,
             ])
         }

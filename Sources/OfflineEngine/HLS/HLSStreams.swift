@@ -54,6 +54,11 @@ public final class HLSStreams: Sendable {
                 throw HLSFailure(.downloadFailed, "library database: \(error)")
             }
             streams.withLock { $0[itemID] = stream }
+            if item.state != .cached, let estimate = record.estimatedSize, item.size != estimate {
+                // The estimate is the size `status`, xattrs and the policies see until every
+                // segment is here and the exact count replaces it.
+                try? store.setSize(itemID: itemID, estimate)
+            }
             return stream
         }
     }
@@ -92,5 +97,17 @@ public final class HLSStreams: Sendable {
     private func destinationPolicy(_ item: Item) -> DestinationPolicy {
         let feedHost = (try? store.source(id: item.sourceID)).flatMap { $0.flatMap { URL(string: $0.feedURL)?.host } } ?? ""
         return .forFeed(host: feedHost)
+    }
+}
+
+extension HLSStreams {
+    /// Adds what an HLS item's chosen rendition tells to its summary: segments present, the
+    /// variant, and whether the size is still an estimate. Store reads only, no network.
+    public func describe(_ summary: inout ItemSummary) {
+        guard summary.type == ItemType.hls.rawValue, let stream = stream(itemID: summary.id) else { return }
+        if let progress = segmentProgress(itemID: summary.id) { summary.segments = "\(progress.present)/\(progress.total)" }
+        let variant = stream.variantDescription
+        summary.variant = variant.isEmpty ? nil : variant
+        summary.sizeIsEstimate = summary.state != ItemState.cached.rawValue
     }
 }
