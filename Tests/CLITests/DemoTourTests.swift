@@ -50,6 +50,25 @@ struct DemoTourTests {
         let bad = try ChildProcess.run(["bash", "-c", "echo 'frobnicate everything' > '\(mount)/.control'"])
         #expect(bad.status != 0 && bad.stderr.contains("Invalid argument"), "\(bad.stderr)")
 
+        // And: the HLS stream plays from its playlist as the README says, and once downloaded
+        // it is one .ts file too
+        do {
+            try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"),
+                         "ffmpeg is missing (.ci/install-deps installs it)")
+            let radar = mount + "/sources/acme/Weather Radar [radar-1]"
+            let played = try ChildProcess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", radar + ".m3u8", "-f", "null", "-"],
+                                              deadline: 60)
+            #expect(played.status == 0 && played.stderr.isEmpty, "ffmpeg: \(played.stderr)")
+            let queued = try ChildProcess.run(["sh", "-c", "echo 'download sources/acme/Weather Radar [radar-1].m3u8 quality=low' > '\(mount)/.control'"])
+            #expect(queued.status == 0, "\(queued.stderr)")
+            #expect(eventually { try attribute("user.offline.state", of: radar + ".m3u8") == "cached" })
+            #expect(try attribute("user.offline.segments", of: radar + ".m3u8") == "5/5")
+            #expect(eventually { FileManager.default.fileExists(atPath: radar + ".ts") })
+            let joined = try ChildProcess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", radar + ".ts", "-f", "null", "-"],
+                                              deadline: 60)
+            #expect(joined.status == 0, "ffmpeg: \(joined.stderr)")
+        }
+
         // And: Ctrl-C (SIGINT) unmounts cleanly
         demo.kill(SIGINT)
         #expect(demo.wait(deadline: 20))
