@@ -58,6 +58,9 @@ final class HLSFiles: Sendable {
     /// A part's size when known: its byte range, or its file's size once the origin told it.
     func size(of part: HLSPart, itemID: Int64) -> Int64? {
         if let range = part.range { return Int64(range.count) }
+        if case .playlist(let track) = part.kind, let stream = stream(itemID: itemID) {
+            return Int64(stream.trackPlaylist(track).utf8.count)
+        }
         return byteSource.knownSize(itemID: itemID, file: part.resource)
     }
 
@@ -144,8 +147,13 @@ final class HLSFiles: Sendable {
             let open = OpenFile(itemID: itemID, fileNumber: 0, key: "key", size: Int64(key.count), path: "", memory: Array(key))
             return reply.succeed(reader.register(open, answer: answer))
         }
+        if case .playlist(let track) = part.kind {
+            let bytes = Array(stream.trackPlaylist(track).utf8)
+            let open = OpenFile(itemID: itemID, fileNumber: 0, key: "playlist", size: Int64(bytes.count), path: "", memory: bytes)
+            return reply.succeed(reader.register(open, answer: answer))
+        }
         var playback: Int64?
-        if case .segment(let number) = part.kind {
+        if case .segment(0, let number) = part.kind {
             // Reading past the first segment is playback (the rental's play clock).
             playback = number == 0 ? 0 : LicenceClock.playbackThreshold
         }

@@ -26,7 +26,7 @@ final class HLSJoinedFile: Sendable {
     init?(stream: HLSStream, byteSource: any ItemByteSource, sizeOf: (CacheFileKey) -> Int64?) {
         var pieces: [Piece] = []
         var offset: Int64 = 0
-        let ordered = stream.parts.filter { $0.kind == .initSegment } + stream.segmentParts.map { stream.parts[$0] }
+        let ordered = stream.mainParts.map { stream.parts[$0] }
         for part in ordered {
             let range: Range<Int64>
             if let slice = part.range {

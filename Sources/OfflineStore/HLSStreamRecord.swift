@@ -18,10 +18,14 @@ public struct HLSStreamRecord: Sendable, Equatable {
     /// Bytes expected before every segment is here: exact from byte ranges, else
     /// bandwidth × duration.
     public var estimatedSize: Int64?
+    /// The variant's alternate renditions fetched with it: its default audio (when the audio
+    /// is not in the variant's own segments) and its subtitles.
+    public var renditions: [HLSRenditionRecord]
     public var chosenAt: Date
 
     public init(itemID: Int64, playlistURL: String, playlist: Data, quality: String? = nil, bandwidth: Int? = nil,
-                resolution: String? = nil, codecs: String? = nil, estimatedSize: Int64? = nil, chosenAt: Date) {
+                resolution: String? = nil, codecs: String? = nil, estimatedSize: Int64? = nil,
+                renditions: [HLSRenditionRecord] = [], chosenAt: Date) {
         self.itemID = itemID
         self.playlistURL = playlistURL
         self.playlist = playlist
@@ -30,6 +34,32 @@ public struct HLSStreamRecord: Sendable, Equatable {
         self.resolution = resolution
         self.codecs = codecs
         self.estimatedSize = estimatedSize
+        self.renditions = renditions
         self.chosenAt = chosenAt
+    }
+}
+
+/// An alternate rendition (`EXT-X-MEDIA`) of a chosen variant, with its media playlist as
+/// the origin served it.
+public struct HLSRenditionRecord: Sendable, Equatable, Codable {
+    public enum Kind: String, Sendable, Codable { case audio, subtitles }
+
+    public var kind: Kind
+    public var groupID: String
+    public var name: String
+    public var language: String?
+    public var isDefault: Bool
+    public var playlistURL: String
+    public var playlist: Data
+
+    public init(kind: Kind, groupID: String, name: String, language: String?, isDefault: Bool, playlistURL: String,
+                playlist: Data) {
+        self.kind = kind
+        self.groupID = groupID
+        self.name = name
+        self.language = language
+        self.isDefault = isDefault
+        self.playlistURL = playlistURL
+        self.playlist = playlist
     }
 }

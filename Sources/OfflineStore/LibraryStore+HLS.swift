@@ -11,10 +11,12 @@ extension LibraryStore {
             }
             try db.execute(sql: """
                 INSERT OR REPLACE INTO hlsStream
-                    (itemID, playlistURL, playlist, quality, bandwidth, resolution, codecs, estimatedSize, chosenAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    (itemID, playlistURL, playlist, quality, bandwidth, resolution, codecs, estimatedSize, renditions, chosenAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [record.itemID, record.playlistURL, record.playlist, record.quality, record.bandwidth,
-                                 record.resolution, record.codecs, record.estimatedSize, record.chosenAt.dbTime])
+                                 record.resolution, record.codecs, record.estimatedSize,
+                                 record.renditions.isEmpty ? nil : try JSONEncoder().encode(record.renditions),
+                                 record.chosenAt.dbTime])
         }
     }
 
@@ -22,10 +24,13 @@ extension LibraryStore {
     public func hlsStream(itemID: Int64) throws -> HLSStreamRecord? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM hlsStream WHERE itemID = ?", arguments: [itemID]).map { row in
-                HLSStreamRecord(itemID: row["itemID"], playlistURL: row["playlistURL"], playlist: row["playlist"],
-                                quality: row["quality"], bandwidth: row["bandwidth"], resolution: row["resolution"],
-                                codecs: row["codecs"], estimatedSize: row["estimatedSize"],
-                                chosenAt: Date(dbTime: row["chosenAt"]) ?? Date(timeIntervalSince1970: 0))
+                let renditions: Data? = row["renditions"]
+                return HLSStreamRecord(
+                    itemID: row["itemID"], playlistURL: row["playlistURL"], playlist: row["playlist"],
+                    quality: row["quality"], bandwidth: row["bandwidth"], resolution: row["resolution"],
+                    codecs: row["codecs"], estimatedSize: row["estimatedSize"],
+                    renditions: try renditions.map { try JSONDecoder().decode([HLSRenditionRecord].self, from: $0) } ?? [],
+                    chosenAt: Date(dbTime: row["chosenAt"]) ?? Date(timeIntervalSince1970: 0))
             }
         }
     }

@@ -185,6 +185,7 @@ enum StoreSchema {
                 resolution TEXT,
                 codecs TEXT,
                 estimatedSize INTEGER,
+                renditions BLOB,
                 chosenAt REAL NOT NULL
             );
             """)

@@ -108,6 +108,40 @@ struct HLSMountTests {
         }
     }
 
+    @Test func alternateAudioAndSubtitleRenditionsArePlayedAndDownloadedWithTheVariant() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("tv")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "talk", title: "Talk", size: 0,
+                                                                    hlsPlaylist: "alt/master.m3u8")])["talk"])
+        try withMount(fixture, options: ["refresh=100ms"]) { mount in
+            let playlist = fixture.path("sources/tv/Talk [talk].m3u8")
+            // The item's file is a master playlist naming local track playlists.
+            let text = String(decoding: try #require(fileBytes(playlist)), as: UTF8.self)
+            #expect(text.contains("#EXT-X-MEDIA:TYPE=AUDIO") && text.contains("URI=\".hls/\(item.id)/audio.m3u8\""), "\(text)")
+            #expect(text.contains("#EXT-X-MEDIA:TYPE=SUBTITLES"), "\(text)")
+            // Played uncached, the sound comes from the audio rendition.
+            let probe = try mount.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", playlist])
+            #expect(probe.status == 0 && probe.stdout.contains("audio") && probe.stdout.contains("video"),
+                    "ffprobe: \(probe.stdout) \(probe.stderr)")
+            let played = try play(mount, playlist)
+            #expect(played.status == 0, "ffmpeg: \(played.stderr)")
+
+            #expect(fixture.control("download sources/tv/Talk [talk].m3u8\n") == nil)
+            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            let folder = fixture.path("sources/tv/.hls/\(item.id)")
+            let listed = names(folder)
+            #expect(listed.isSuperset(of: ["video.m3u8", "audio.m3u8", "subtitles-1.m3u8", "audio-0.ts", "subtitles-1-0.vtt"]),
+                    "\(listed.sorted())")
+            #expect(fileBytes(folder + "/audio-0.ts") == fileBytes(HLSFixtureFiles.path("alt/audio/segment-00.ts")))
+            #expect(fileBytes(folder + "/subtitles-1-0.vtt") == fileBytes(HLSFixtureFiles.path("alt/video/index0.vtt")))
+            // Offline, the cached tracks still play; no one-file view (it would have no sound).
+            fixture.origin.goOffline()
+            let cached = try play(mount, playlist)
+            #expect(cached.status == 0, "ffmpeg: \(cached.stderr)")
+            #expect(!names(fixture.path("sources/tv")).contains("Talk [talk].ts"))
+        }
+    }
+
     @Test func anEncryptedStreamPlaysWhileItsLicenceHoldsAndItsKeyIsRefusedAfter() throws {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("tv")

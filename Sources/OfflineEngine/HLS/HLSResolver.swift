@@ -66,13 +66,43 @@ struct HLSResolver: Sendable {
                 media = parsed
             }
             try check(media, url: fetched.url)
+            let renditions = try fetchRenditions(of: variant, in: master, policy: destinationPolicy)
             let estimate = Self.exactSize(media)
                 ?? HLSQuality.estimatedBytes(bandwidth: variant.averageBandwidth ?? variant.bandwidth, duration: media.totalDuration)
             return HLSStreamRecord(itemID: item.id, playlistURL: fetched.url, playlist: fetched.body, quality: quality,
                                    bandwidth: variant.bandwidth,
                                    resolution: variant.resolution.map { "\($0.width)x\($0.height)" },
-                                   codecs: variant.codecs, estimatedSize: estimate, chosenAt: now)
+                                   codecs: variant.codecs, estimatedSize: estimate, renditions: renditions, chosenAt: now)
         }
+    }
+
+    /// The alternate renditions that go with `variant`: its audio group's default (or first)
+    /// rendition that has its own playlist, and every subtitles rendition of its group (8 at
+    /// most). Each must be a finished media playlist like the variant's.
+    private func fetchRenditions(of variant: HLSVariant, in master: HLSMasterPlaylist,
+                                 policy: DestinationPolicy) throws(HLSFailure) -> [HLSRenditionRecord] {
+        var chosen: [HLSRendition] = []
+        if let group = variant.audioGroup {
+            let audio = master.renditions.filter { $0.kind == .audio && $0.groupID == group && $0.url != nil }
+            if let pick = audio.first(where: \.isDefault) ?? audio.first { chosen.append(pick) }
+        }
+        if let group = variant.subtitlesGroup {
+            chosen += master.renditions.filter { $0.kind == .subtitles && $0.groupID == group && $0.url != nil }.prefix(8)
+        }
+        var records: [HLSRenditionRecord] = []
+        for rendition in chosen {
+            guard let url = rendition.url else { continue }
+            let kind: HLSRenditionRecord.Kind = rendition.kind == .audio ? .audio : .subtitles
+            let fetched = try fetch(url.absoluteString, what: "\(kind.rawValue) rendition playlist", policy: policy)
+            guard case .media(let media) = fetched.playlist else {
+                throw HLSFailure(.downloadFailed, "\(kind.rawValue) rendition \(fetched.url) is not a media playlist")
+            }
+            try check(media, url: fetched.url)
+            records.append(HLSRenditionRecord(kind: kind, groupID: rendition.groupID, name: rendition.name,
+                                              language: rendition.language, isDefault: rendition.isDefault,
+                                              playlistURL: fetched.url, playlist: fetched.body))
+        }
+        return records
     }
 
     /// A media playlist the engine can download whole.

@@ -2,48 +2,62 @@ import Foundation
 import OfflineFeeds
 import OfflineStore
 
-/// An HLS item's chosen rendition, parsed from its stored media playlist: the files it
-/// offers (`parts`), the origin URL behind each cache file, and the local playlist the mount
+/// An HLS item's chosen rendition, parsed from its stored playlists: the variant's media
+/// playlist (track 0) and the alternate audio and subtitles fetched with it, the files they
+/// offer (`parts`), the origin URL behind each cache file, and the local playlists the mount
 /// serves. Immutable; rebuilt from the store record after a restart with the same names and
-/// cache keys, because both derive only from the playlist's text.
+/// cache keys, because both derive only from the playlists' text.
 public final class HLSStream: Sendable {
     public let record: HLSStreamRecord
-    public let playlist: HLSMediaPlaylist
-    /// Keys, then init segments, then segments in playlist order.
+    public let tracks: [HLSTrack]
+    /// Per track: keys, init segments, segments in playlist order; then the track playlists.
     public let parts: [HLSPart]
     /// Origin URL of each cache file.
     public let resourceURLs: [CacheFileKey: URL]
-    /// `parts` index of each segment, in order.
+    /// `parts` index of each segment of every track, in order.
     public let segmentParts: [Int]
+    /// `parts` indices of the main track's init segment(s) and segments: the one-file view.
+    public let mainParts: [Int]
     public let container: HLSContainer?
     private let partIndex: [String: Int]
-    private let localNames: [HLSResource: String]
+    private let localNames: [[HLSResource: String]]
 
     public var itemID: Int64 { record.itemID }
-    public var segmentCount: Int { playlist.segments.count }
+    /// The variant's own media playlist.
+    public var playlist: HLSMediaPlaylist { tracks[0].playlist }
+    /// Segments of every track.
+    public var segmentCount: Int { segmentParts.count }
     /// Segments are AES-128 encrypted (kept encrypted in the cache).
-    public var isEncrypted: Bool { playlist.segments.contains { $0.key != nil } }
+    public var isEncrypted: Bool { tracks.contains { $0.playlist.segments.contains { $0.key != nil } } }
 
     /// Whether a fully cached copy can also be offered as one contiguous file: known
-    /// container, clear segments, at most one init segment.
+    /// container, clear segments, at most one init segment, and no separate audio track
+    /// (the file would be silent).
     public var offersOneFile: Bool {
-        guard container != nil, !isEncrypted else { return false }
-        return parts.filter { $0.kind == .initSegment }.count <= 1
+        guard container != nil, !isEncrypted, !tracks.contains(where: { $0.kind == .audio }) else { return false }
+        return mainParts.filter { parts[$0].kind == .initSegment }.count <= 1
     }
 
     public init(record: HLSStreamRecord, limits: HLSLimits = HLSLimits()) throws(HLSFailure) {
-        guard let url = URL(string: record.playlistURL) else {
-            throw HLSFailure(.downloadFailed, "stored playlist URL \(record.playlistURL) is not a URL")
-        }
-        let parsed: HLSPlaylist
-        do { parsed = try HLSParser.parse(record.playlist, url: url, limits: limits) } catch {
-            throw HLSFailure(.downloadFailed, "media playlist \(record.playlistURL): \(error)")
-        }
-        guard case .media(let playlist) = parsed else {
-            throw HLSFailure(.downloadFailed, "\(record.playlistURL) is a master playlist where a media playlist was expected")
-        }
         self.record = record
-        self.playlist = playlist
+        var tracks = [HLSTrack(kind: .main, playlist: try Self.parse(record.playlist, url: record.playlistURL, limits: limits),
+                               rendition: nil, prefix: "", playlistName: "video.m3u8")]
+        var subtitles = 0
+        for rendition in record.renditions {
+            let playlist = try Self.parse(rendition.playlist, url: rendition.playlistURL, limits: limits)
+            let summary = HLSRenditionRecordSummary(groupID: rendition.groupID, name: rendition.name,
+                                                    language: rendition.language, isDefault: rendition.isDefault)
+            switch rendition.kind {
+            case .audio:
+                tracks.append(HLSTrack(kind: .audio, playlist: playlist, rendition: summary, prefix: "audio-",
+                                       playlistName: "audio.m3u8"))
+            case .subtitles:
+                subtitles += 1
+                tracks.append(HLSTrack(kind: .subtitles, playlist: playlist, rendition: summary,
+                                       prefix: "subtitles-\(subtitles)-", playlistName: "subtitles-\(subtitles).m3u8"))
+            }
+        }
+        self.tracks = tracks
 
         var resources: [URL: CacheFileKey] = [:]
         var resourceURLs: [CacheFileKey: URL] = [:]
@@ -55,42 +69,57 @@ public final class HLSStream: Sendable {
             return key
         }
         var parts: [HLSPart] = []
-        var localNames: [HLSResource: String] = [:]
-        let keys = Self.unique(playlist.segments.compactMap(\.key))
-        for (n, key) in keys.enumerated() {
-            // `key` (DESIGN §3) for scripts; the playlist points at `key.ts`, the same bytes,
-            // because ffmpeg (and so mpv) refuses to open a local key file without a media
-            // extension ("blocked for security reasons").
-            let name = n == 0 ? "key" : "key-\(n)"
-            let keyResource = resource(key.url)
-            parts.append(HLSPart(name: name, kind: .key, resource: keyResource, range: nil))
-            parts.append(HLSPart(name: name + ".ts", kind: .key, resource: keyResource, range: nil))
-            localNames[.key(key)] = name + ".ts"
-        }
-        let maps = Self.unique(playlist.segments.compactMap(\.map))
-        for (n, map) in maps.enumerated() {
-            let ext = Self.fileExtension(of: map.url, default: "mp4")
-            let name = n == 0 ? "init.\(ext)" : "init-\(n).\(ext)"
-            parts.append(HLSPart(name: name, kind: .initSegment, resource: resource(map.url), range: map.byteRange.map(Self.range)))
-            localNames[.map(map)] = name
-        }
+        var localNames: [[HLSResource: String]] = []
         var segmentParts: [Int] = []
-        for (index, segment) in playlist.segments.enumerated() {
-            let ext = Self.fileExtension(of: segment.url, default: maps.isEmpty ? "ts" : "m4s")
-            let name = "\(segment.sequence).\(ext)"
-            segmentParts.append(parts.count)
-            parts.append(HLSPart(name: name, kind: .segment(index: index), resource: resource(segment.url),
-                                 range: segment.byteRange.map(Self.range)))
-            localNames[.segment(segment)] = name
+        var mainParts: [Int] = []
+        for (number, track) in tracks.enumerated() {
+            var names: [HLSResource: String] = [:]
+            let segments = track.playlist.segments
+            for (n, key) in Self.unique(segments.compactMap(\.key)).enumerated() {
+                // `key` (DESIGN §3) for scripts; the playlist points at `key.ts`, the same
+                // bytes, because ffmpeg (and so mpv) refuses to open a local key file without
+                // a media extension ("blocked for security reasons").
+                let name = track.prefix + (n == 0 ? "key" : "key-\(n)")
+                let keyResource = resource(key.url)
+                parts.append(HLSPart(name: name, kind: .key, resource: keyResource, range: nil))
+                parts.append(HLSPart(name: name + ".ts", kind: .key, resource: keyResource, range: nil))
+                names[.key(key)] = name + ".ts"
+            }
+            let maps = Self.unique(segments.compactMap(\.map))
+            for (n, map) in maps.enumerated() {
+                let ext = Self.fileExtension(of: map.url, default: "mp4")
+                let name = track.prefix + (n == 0 ? "init.\(ext)" : "init-\(n).\(ext)")
+                if number == 0 { mainParts.append(parts.count) }
+                parts.append(HLSPart(name: name, kind: .initSegment, resource: resource(map.url),
+                                     range: map.byteRange.map(Self.range)))
+                names[.map(map)] = name
+            }
+            let fallback = track.kind == .subtitles ? "vtt" : (maps.isEmpty ? "ts" : "m4s")
+            for (index, segment) in segments.enumerated() {
+                let name = "\(track.prefix)\(segment.sequence).\(Self.fileExtension(of: segment.url, default: fallback))"
+                segmentParts.append(parts.count)
+                if number == 0 { mainParts.append(parts.count) }
+                parts.append(HLSPart(name: name, kind: .segment(track: number, index: index), resource: resource(segment.url),
+                                     range: segment.byteRange.map(Self.range)))
+                names[.segment(segment)] = name
+            }
+            localNames.append(names)
+        }
+        if tracks.count > 1 {
+            for (number, track) in tracks.enumerated() {
+                parts.append(HLSPart(name: track.playlistName, kind: .playlist(track: number), resource: "", range: nil))
+            }
         }
         self.parts = parts
         self.resourceURLs = resourceURLs
         self.segmentParts = segmentParts
+        self.mainParts = mainParts
         self.localNames = localNames
         partIndex = Dictionary(parts.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        if !maps.isEmpty {
+        let main = tracks[0].playlist
+        if main.segments.contains(where: { $0.map != nil }) {
             container = .fragmentedMP4
-        } else if let first = playlist.segments.first {
+        } else if let first = main.segments.first {
             container = HLSContainer(rawValue: Self.fileExtension(of: first.url, default: "ts"))
                 .flatMap { $0 == .fragmentedMP4 ? nil : $0 }
         } else {
@@ -102,17 +131,51 @@ public final class HLSStream: Sendable {
         partIndex[name].map { parts[$0] }
     }
 
-    /// The playlist the mount serves: the origin's media playlist with every segment, init
-    /// and key URI pointing at `<folder>/<part name>` (relative, e.g. `.hls/42`).
+    /// The playlist the mount serves as the item's file, with every URI pointing at
+    /// `<folder>/<part name>` (relative, e.g. `.hls/42`): the variant's media playlist, or a
+    /// master playlist naming the tracks' playlists when there are alternate renditions.
     public func localPlaylist(folder: String) -> String {
-        playlist.rendered { resource in "\(folder)/\(localNames[resource] ?? "missing")" }
+        guard tracks.count > 1 else { return trackPlaylist(0, folder: folder) }
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:3"]
+        var audioGroup: String?, subtitlesGroup: String?
+        for track in tracks.dropFirst() {
+            guard let rendition = track.rendition else { continue }
+            let group = Self.quotable(rendition.groupID)
+            var attributes = [track.kind == .audio ? "TYPE=AUDIO" : "TYPE=SUBTITLES", "GROUP-ID=\"\(group)\"",
+                              "NAME=\"\(Self.quotable(rendition.name))\""]
+            if let language = rendition.language { attributes.append("LANGUAGE=\"\(Self.quotable(language))\"") }
+            attributes += ["DEFAULT=\(rendition.isDefault || track.kind == .audio ? "YES" : "NO")", "AUTOSELECT=YES",
+                           "URI=\"\(folder)/\(track.playlistName)\""]
+            lines.append("#EXT-X-MEDIA:" + attributes.joined(separator: ","))
+            if track.kind == .audio { audioGroup = group } else { subtitlesGroup = group }
+        }
+        var variant = ["BANDWIDTH=\(record.bandwidth ?? 1)"]
+        if let resolution = record.resolution { variant.append("RESOLUTION=\(Self.quotable(resolution))") }
+        if let codecs = record.codecs { variant.append("CODECS=\"\(Self.quotable(codecs))\"") }
+        if let audioGroup { variant.append("AUDIO=\"\(audioGroup)\"") }
+        if let subtitlesGroup { variant.append("SUBTITLES=\"\(subtitlesGroup)\"") }
+        lines.append("#EXT-X-STREAM-INF:" + variant.joined(separator: ","))
+        lines.append("\(folder)/\(tracks[0].playlistName)")
+        return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The segments a `partial=<seconds>` download fetches: every one that starts before it.
-    public func segmentIndices(partialSeconds: Double?) -> Range<Int> {
-        guard let partialSeconds else { return 0..<segmentCount }
-        let end = playlist.segments.firstIndex { $0.startTime >= partialSeconds } ?? segmentCount
-        return 0..<min(segmentCount, max(1, end))
+    /// Track `number`'s local media playlist. With `folder` nil its URIs are bare part names:
+    /// it is served from `.hls/<id>/` itself.
+    public func trackPlaylist(_ number: Int, folder: String? = nil) -> String {
+        let names = localNames[number]
+        return tracks[number].playlist.rendered { resource in
+            let name = names[resource] ?? "missing"
+            return folder.map { "\($0)/\(name)" } ?? name
+        }
+    }
+
+    /// The segments of track `track` a `partial=<seconds>` download fetches: every one that
+    /// starts before it (at least one).
+    public func segmentIndices(track: Int = 0, partialSeconds: Double?) -> Range<Int> {
+        let segments = tracks[track].playlist.segments
+        guard let partialSeconds else { return 0..<segments.count }
+        let end = segments.firstIndex { $0.startTime >= partialSeconds } ?? segments.count
+        return 0..<min(segments.count, max(1, end))
     }
 
     /// Segments whose every byte is claimed in `states` (`LibraryStore.cacheStates`).
@@ -128,11 +191,34 @@ public final class HLSStream: Sendable {
 
     /// `BANDWIDTH` and `RESOLUTION` of the chosen variant, for people (`1200000 bps 640x360`).
     public var variantDescription: String {
-        [record.bandwidth.map { "\($0) bps" }, record.resolution, record.codecs.map { "codecs \($0)" }]
-            .compactMap { $0 }.joined(separator: " ")
+        var words = [record.bandwidth.map { "\($0) bps" }, record.resolution, record.codecs.map { "codecs \($0)" }]
+        for track in tracks.dropFirst() {
+            let label = [track.rendition?.name, track.rendition?.language].compactMap { $0 }.joined(separator: " ")
+            words.append("+\(track.kind == .audio ? "audio" : "subtitles") \(label)")
+        }
+        return words.compactMap { $0 }.joined(separator: " ")
     }
 
-    // MARK: - Naming
+    // MARK: - Parsing and naming
+
+    private static func parse(_ data: Data, url text: String, limits: HLSLimits) throws(HLSFailure) -> HLSMediaPlaylist {
+        guard let url = URL(string: text) else {
+            throw HLSFailure(.downloadFailed, "stored playlist URL \(text) is not a URL")
+        }
+        let parsed: HLSPlaylist
+        do { parsed = try HLSParser.parse(data, url: url, limits: limits) } catch {
+            throw HLSFailure(.downloadFailed, "media playlist \(text): \(error)")
+        }
+        guard case .media(let playlist) = parsed else {
+            throw HLSFailure(.downloadFailed, "\(text) is a master playlist where a media playlist was expected")
+        }
+        return playlist
+    }
+
+    /// An attribute value from the origin, safe inside double quotes on one line.
+    private static func quotable(_ text: String) -> String {
+        String(text.unicodeScalars.filter { $0 != "\"" && $0.value >= 0x20 && $0.value != 0x7f }.map(Character.init))
+    }
 
     private static func unique<T: Hashable>(_ values: [T]) -> [T] {
         var seen = Set<T>()

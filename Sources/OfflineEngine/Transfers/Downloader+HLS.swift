@@ -38,11 +38,12 @@ extension Downloader {
         }
         try store.setState(itemID: item.id, state: .downloading)
 
-        let segments = stream.segmentIndices(partialSeconds: item.partialSeconds)
+        let segments = stream.tracks.indices.map { stream.segmentIndices(track: $0, partialSeconds: item.partialSeconds) }
         var wanted = stream.parts.filter { part in
             switch part.kind {
             case .key, .initSegment: true
-            case .segment(let index): segments.contains(index)
+            case .segment(let track, let index): segments[track].contains(index)
+            case .playlist: false  // made from the stream, nothing to fetch
             }
         }
         let licence = try store.licence(itemID: item.id)
@@ -71,8 +72,8 @@ extension Downloader {
             }
             try store.setLicenceKey(itemID: item.id, key)
         }
-        return try completeHLS(item, stream: stream, parts: wanted, partial: segments.count < stream.segmentCount,
-                               record: record)
+        let partial = segments.map(\.count).reduce(0, +) < stream.segmentCount
+        return try completeHLS(item, stream: stream, parts: wanted, partial: partial, record: record)
     }
 
     /// Flushes what arrived, checks every asked part is durable, and records the outcome.
@@ -149,9 +150,10 @@ extension Downloader {
 
     private static func describe(_ part: HLSPart) -> String {
         switch part.kind {
-        case .segment(let index): "segment \(index) (\(part.name))"
+        case .segment(_, let index): "segment \(index) (\(part.name))"
         case .initSegment: "init segment (\(part.name))"
         case .key: "key (\(part.name))"
+        case .playlist: "playlist \(part.name)"
         }
     }
 

@@ -12,14 +12,17 @@
 #   fmp4/  one fMP4 variant (init.mp4 + .m4s segments): index.m3u8 and a master.m3u8, 4 s.
 #   aes/   AES-128 MPEG-TS, 4 s: index.m3u8 whose key URI is the relative "key.bin",
 #          key.bin (bytes 00 01 … 0f) and a fixed IV (key.info is the ffmpeg key info file).
+#   alt/   alternate renditions, 4 s: master.m3u8 whose variant (video/, video only) names an
+#          audio group (audio/, the sound, DEFAULT=YES) and a subtitles group
+#          (video/index_vtt.m3u8, WebVTT segments from subtitles.vtt).
 # The hand-written playlists in hostile/ and rfc/ are not touched.
 #
 # Everything is synthetic, tiny and bitexact, so a rerun with the same ffmpeg gives the same
 # bytes (ffmpeg 5.1 on Debian 12 made the committed files).
 set -euo pipefail
 cd "$(dirname "$0")"
-rm -rf ts fmp4 aes
-mkdir -p ts fmp4 aes
+rm -rf ts fmp4 aes alt
+mkdir -p ts fmp4 aes alt
 
 ff() { ffmpeg -hide_banner -loglevel error -nostdin -y "$@"; }
 # Reproducible output: no encoder strings or creation times in the files.
@@ -56,5 +59,13 @@ ff "${source[@]}" -t 4 -vf scale=160:90 \
     -f hls -hls_time 1 -hls_playlist_type vod -hls_key_info_file aes/key.info \
     -hls_segment_filename "aes/segment-%02d.ts" aes/index.m3u8
 
-du -sh ts fmp4 aes
-find ts fmp4 aes -type f -printf '%8s  %p\n' | sort -k2
+# alt/: the variant's segments hold only video; its audio and subtitles are renditions.
+printf 'WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nHello\n\n00:00:02.000 --> 00:00:04.000\nWorld\n' > alt/subtitles.vtt
+ff "${source[@]}" -i alt/subtitles.vtt -t 4 -map 0:v -map 1:a -map 2:s -vf scale=160:90 \
+    "${h264[@]}" -b:v 100k -maxrate 100k -bufsize 100k "${aac[@]}" -c:s webvtt "${bitexact[@]}" \
+    -f hls -hls_time 1 -hls_playlist_type vod -master_pl_name master.m3u8 \
+    -var_stream_map "v:0,s:0,agroup:sound,sgroup:subs,name:video a:0,agroup:sound,default:yes,language:en,name:audio" \
+    -hls_segment_filename "alt/%v/segment-%02d.ts" "alt/%v/index.m3u8"
+
+du -sh ts fmp4 aes alt
+find ts fmp4 aes alt -type f -printf '%8s  %p\n' | sort -k2
