@@ -20,8 +20,10 @@ public final class EngineLock: Sendable {
             close(fd)
             let holder = Self.holder(folder: folder)
             let mountedOn = holder?.mountpoint.map { ", mounted on \($0)" } ?? ""
+            let next = holder?.mountpoint.map { "unmount it first (offlinefs unmount \($0))" }
+                ?? "wait for it to end, or stop it, and try again"
             throw EngineError.invalidArgument(
-                "another engine is running on this library (pid \(holder.map { String($0.pid) } ?? "unknown")\(mountedOn))")
+                "another engine is running on this library (pid \(holder.map { String($0.pid) } ?? "unknown")\(mountedOn)); \(next)")
         }
         self.fd = fd
         record(mountpoint: nil)

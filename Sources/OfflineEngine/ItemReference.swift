@@ -18,6 +18,6 @@ public enum ItemReference {
             let source = String(trimmed[..<slash]), contentID = String(trimmed[trimmed.index(after: slash)...])
             if let item = try store.item(source: source, contentID: contentID) { return item }
         }
-        throw EngineError.notFound("no item '\(reference)' (use an item id, source/content-id, or a path in the mount)")
+        throw EngineError.notFound("no item '\(reference)' (offlinefs ls lists the items; use an item id, source/content-id, or a path in the mount)")
     }
 }

@@ -13,7 +13,8 @@ struct LibraryOptions: ParsableArguments {
         do {
             return try Library(folder: folder)
         } catch {
-            throw CLIError("cannot open the library at \(folder.path): \(error)")
+            throw CLIError("cannot open the library at \(folder.path): \(ErrorMessages.reason(error)) "
+                           + "(use a writable folder: --library DIR or OFFLINEFS_LIBRARY)")
         }
     }
 }

@@ -15,10 +15,7 @@ struct MountRunner {
     func run() throws {
         let mountOptions = options
         let opened = library
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: mountpoint, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CLIError("mount point \(mountpoint) is not a folder")
-        }
+        try Self.checkUsable(mountpoint)
         let foreground = foreground
         let logger = Logger(label: "offlinefs") { label in
             var handler: any LogHandler = foreground ? StreamLogHandler.standardError(label: label) : SyslogLogHandler(label: label)
@@ -42,7 +39,7 @@ struct MountRunner {
         do {
             session = try FUSESession(mountpoint: mountpoint, options: mountOptions.fuseOptions, operations: fileSystem)
         } catch {
-            throw CLIError("cannot mount on \(mountpoint): \(error) (is it empty and not already mounted?)")
+            throw CLIError("cannot mount on \(mountpoint): \(error) (is /dev/fuse there, and fusermount3 installed?)")
         }
         if !foreground {
             // fork() with threads running can hang: nothing above may have started one.
@@ -76,6 +73,27 @@ struct MountRunner {
         } catch {
             logger.error("the mount ended with an error: \(error)")
             throw ExitCode.failure
+        }
+    }
+
+    /// Refuses a mount point that is missing, not a folder, already mounted (a second mount
+    /// would hide the first) or not empty (the mount would hide its files). The mount table
+    /// is read first: listing a dead mount would fail or hang.
+    static func checkUsable(_ mountpoint: String) throws {
+        let path = MountTable.absolute(mountpoint)
+        if MountTable.isMounted(path) {
+            throw CLIError("\(path) is already mounted (offlinefs unmount \(path) first, or pick another folder)")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CLIError("mount point \(path) does not exist (create it: mkdir -p \(path))")
+        }
+        guard isDirectory.boolValue else {
+            throw CLIError("mount point \(path) is not a folder (mount on an empty folder)")
+        }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        guard entries.isEmpty else {
+            throw CLIError("mount point \(path) is not empty (mount on an empty folder, so the mount hides no files)")
         }
     }
 }

@@ -22,4 +22,15 @@ struct OfflineFS: ParsableCommand {
             MountCommand.self, UnmountCommand.self, DemoCommand.self, MountHelperCommand.self,
         ]
     )
+
+    /// Runs the command; a failure prints one `Error: …` line (with the next step) and exits
+    /// 1, a usage error exits 64 (EX_USAGE) with the usage (man page, EXIT STATUS).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: ErrorMessages.translate(error))
+        }
+    }
 }

@@ -110,7 +110,7 @@ struct CatalogCommandTests {
         let unknownSource = try cli.run("sync", "nobody")
 
         #expect(badURL.status != 0 && badURL.stderr.contains("http"), "\(badURL.stderr)")
-        #expect(failedSync.status == 1 && failedSync.stdout.contains("HTTP 404"), "\(failedSync.stdout)")
+        #expect(failedSync.status == 1 && failedSync.stderr.contains("HTTP 404"), "\(failedSync.stderr)")
         #expect(duplicate.status != 0 && duplicate.stderr.contains("gone"), "\(duplicate.stderr)")
         #expect(badState.status != 0 && badState.stderr.contains("unknown state"), "\(badState.stderr)")
         #expect(unknownSource.status != 0 && unknownSource.stderr.contains("nobody"), "\(unknownSource.stderr)")

@@ -25,6 +25,13 @@ struct DownloadCommand: ParsableCommand {
     @Option(help: "HLS: only the first N seconds.") var partial: Double?
     @Flag(help: "Run the engine here until the downloads end.") var wait = false
 
+    func validate() throws {
+        _ = try parsedOptions()
+        if let partial, !(partial > 0) {
+            throw ValidationError("--partial takes a number of seconds greater than 0")
+        }
+    }
+
     func run() throws {
         let downloadOptions = try parsedOptions()
         let commands = references.map { LibraryCommand.download(item: $0, options: downloadOptions) }
@@ -58,7 +65,12 @@ struct DownloadCommand: ParsableCommand {
         engine.start()
         let failures = DownloadWatch(engine: engine, itemIDs: items.map(\.id), tty: isatty(1) == 1).run()
         engine.stop()
-        if failures > 0 { throw CLIError("\(failures) of \(items.count) item(s) not downloaded") }
+        if failures > 0 { throw notDownloaded(failures, of: items.count) }
+    }
+
+    private func notDownloaded(_ failures: Int, of count: Int) -> CLIError {
+        CLIError("\(failures) of \(count) item(s) not downloaded (the lines above say why; "
+                 + "'offlinefs resume <item>' tries again, 'offlinefs status' shows each state)")
     }
 
     /// The mount's engine downloads: watch the store until every item has ended.
@@ -78,7 +90,7 @@ struct DownloadCommand: ParsableCommand {
             print("\(item.fileName ?? item.contentID): \(item.state.rawValue)\(error)")
             if item.state != .cached && item.state != .partiallyCached { failures += 1 }
         }
-        if failures > 0 { throw CLIError("\(failures) of \(items.count) item(s) not downloaded") }
+        if failures > 0 { throw notDownloaded(failures, of: items.count) }
     }
 
     private func parsedOptions() throws -> DownloadOptions {

@@ -14,18 +14,25 @@ struct ListCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only items in this state (\(ItemState.allCases.map(\.rawValue).joined(separator: ", "))).")) var state: String?
     @Flag(help: "Print a JSON array for scripts.") var json = false
 
+    func validate() throws {
+        if let state, ItemState(rawValue: state) == nil {
+            throw ValidationError("unknown state '\(state)'; states are \(ItemState.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
     func run() throws {
         var filter = ItemFilter()
         filter.source = source
         filter.categoryPath = category.map { $0.split(separator: "/").map(String.init) }
-        if let state {
-            guard let parsed = ItemState(rawValue: state) else {
-                throw ValidationError("unknown state '\(state)'; states are \(ItemState.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
+        if let parsed = state.flatMap(ItemState.init(rawValue:)) {
             filter.state = parsed
             filter.includeDeleted = parsed == .deleted
         }
-        let items = try options.open().items(filter)
+        let library = try options.open()
+        if let source, try library.store.source(named: source) == nil {
+            throw CLIError("no source named '\(source)' (offlinefs source list shows the sources)")
+        }
+        let items = try library.items(filter)
         if json {
             try printJSON(items)
             return

@@ -29,13 +29,16 @@ struct MountCommand: ParsableCommand {
     @Flag(name: .short, help: "Stay in the foreground, logging to stderr.") var foreground = false
     @Option(name: .short, help: ArgumentHelp("Mount options (see above).", valueName: "options")) var options: [String] = []
 
-    func run() throws {
-        let mountOptions: MountOptions
+    func validate() throws {
         do {
-            mountOptions = try MountOptions.parse(options)
+            _ = try MountOptions.parse(options)
         } catch {
             throw ValidationError(error.description)
         }
+    }
+
+    func run() throws {
+        let mountOptions = try MountOptions.parse(options)
         let opened = try library.open()
         try MountRunner(library: opened, mountpoint: mountpoint, options: mountOptions, foreground: foreground).run()
     }

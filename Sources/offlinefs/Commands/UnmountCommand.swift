@@ -18,7 +18,7 @@ struct UnmountCommand: ParsableCommand {
 
     func run() throws {
         let path = MountTable.absolute(mountpoint)
-        guard MountTable.isMounted(path) else { throw CLIError("\(path) is not mounted") }
+        guard MountTable.isMounted(path) else { throw CLIError("\(path) is not mounted (findmnt -t fuse.offlinefs lists offlinefs mounts)") }
         if Self.runTool(["fusermount3", "-u", path]) == 0 { return }
         // Dead or busy: detach lazily.
         if Self.runTool(["fusermount3", "-uz", path]) == 0, !MountTable.isMounted(path) {
@@ -29,7 +29,7 @@ struct UnmountCommand: ParsableCommand {
             print("\(path) was dead or busy: detached")
             return
         }
-        throw CLIError("cannot unmount \(path)")
+        throw CLIError("cannot unmount \(path) (close the programs using it: fuser -vm \(path))")
     }
 
     /// Runs a tool from PATH (its messages go to our stderr); its exit status, or -1.

@@ -33,7 +33,7 @@ enum CommandRouting {
             do { replies.append(try performer.perform(command)) } catch { failures.append("\(error)") }
         }
         for reply in replies { print(reply) }
-        if !failures.isEmpty { throw CLIError(failures.joined(separator: "\n")) }
+        if !failures.isEmpty { throw CLIError(failures.joined(separator: "; ")) }
         return replies
     }
 }
