@@ -12,7 +12,7 @@ import Synchronization
 /// A segment that cannot be fetched fails the download: none is ever skipped.
 extension Downloader {
     /// Segments (and init segments, keys) in flight at once.
-    static let hlsSegmentsInFlight = 4
+    public static let hlsSegmentsInFlight = 4
 
     func downloadHLS(_ item: Item, recordingFailures record: Bool) throws -> DownloadResult {
         let policies = try store.policies()
