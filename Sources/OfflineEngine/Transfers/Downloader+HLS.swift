@@ -47,6 +47,9 @@ extension Downloader {
         }
         let licence = try store.licence(itemID: item.id)
         if licence?.key != nil { wanted.removeAll { $0.kind == .key } }  // the licence server gave the key
+        if let refused = Self.refusedPart(wanted, of: stream, policy: hls.destinationPolicy(item)) {
+            return try finish(item, .failed, .downloadFailed, refused, record: record)
+        }
 
         var lastFailure = HLSFailure(.noNetwork, "not attempted")
         var fetched = false
@@ -130,9 +133,10 @@ extension Downloader {
             fetcher.whenAvailable(itemID: itemID, file: part.resource, range: range, readAhead: 0,
                                   deadline: .now + .seconds(365 * 86_400)) { [fetcher] result in
                 if case .failure(let error) = result {
+                    let failed = HLSFailure(error, context: Self.describe(part))
                     let first = failure.withLock { current -> Bool in
                         guard current == nil else { return false }
-                        current = HLSFailure(error, context: Self.describe(part))
+                        current = failed
                         return true
                     }
                     // One missing segment fails the item: the others in flight stop.
@@ -145,6 +149,21 @@ extension Downloader {
         group.wait()
         if stopRequests.withLock({ $0.contains(itemID) }) { return HLSFailure(.cancelled, "stopped") }
         return failure.withLock { $0 }
+    }
+
+    /// Why a part may not be fetched: its URL names a loopback, link-local or private host
+    /// while the source's feed is public (HARDENING: a public feed must not point downloads
+    /// at this machine or the LAN). The transfer would refuse the connection too, but as a
+    /// network error that is retried; this is a permanent failure that fetches nothing.
+    static func refusedPart(_ parts: [HLSPart], of stream: HLSStream, policy: DestinationPolicy) -> String? {
+        guard policy == .publicOnly else { return nil }
+        for part in parts {
+            guard let url = stream.resourceURLs[part.resource] else { continue }
+            if DestinationPolicy.forFeed(host: url.host ?? "") == .any {
+                return "\(describe(part)) \(url.absoluteString): refused: a non-public address, and the source's feed is public"
+            }
+        }
+        return nil
     }
 
     private static func describe(_ part: HLSPart) -> String {
