@@ -135,9 +135,12 @@ extension Downloader {
                 if case .failure(let error) = result {
                     let failed = HLSFailure(error, context: Self.describe(part))
                     let first = failure.withLock { current -> Bool in
-                        guard current == nil else { return false }
-                        current = failed
-                        return true
+                        let isFirst = current == nil
+                        // A part stopped because another failed (in this attempt or, its
+                        // transfer not yet ended, the one before) is not the cause: the other
+                        // part's error replaces it.
+                        if isFirst || (current?.code == .cancelled && failed.code != .cancelled) { current = failed }
+                        return isFirst
                     }
                     // One missing segment fails the item: the others in flight stop.
                     if first { fetcher.cancel(itemID: itemID) }
@@ -148,7 +151,13 @@ extension Downloader {
         }
         group.wait()
         if stopRequests.withLock({ $0.contains(itemID) }) { return HLSFailure(.cancelled, "stopped") }
-        return failure.withLock { $0 }
+        let result = failure.withLock { $0 }
+        if let result, result.code == .cancelled {
+            // Nobody asked to stop: the transfers were cut under the download (a stale
+            // cancellation, an evict). Another attempt, or a later one, may complete it.
+            return HLSFailure(.networkError, "\(result.message) (interrupted)")
+        }
+        return result
     }
 
     /// Why a part may not be fetched: its URL names a loopback, link-local or private host
