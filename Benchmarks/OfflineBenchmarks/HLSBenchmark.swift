@@ -45,11 +45,12 @@ struct HLSBenchmark {
         let parallelCurl = try curlRun(urls, arguments: ["-Z", "--parallel-max", String(parallel)])
 
         print("hls \(segments) segments × \(segmentKiB) KiB (\(String(format: "%.1f", bytes / 1e6)) MB), in-process origin")
-        print("                          wall s   segments/s     MB/s   engine ÷ this")
+        print("                            wall s  segments/s      MB/s  engine speed ÷ this")
         for (name, seconds) in [("engine (\(parallel) in flight)", engine), ("curl sequential", sequential),
-                                ("curl -Z parallel-max \(parallel)", parallelCurl)] {
-            print(String(format: "%-25@ %7.2f %12.1f %8.1f %10.2f", name as NSString, seconds,
-                         Double(segments) / seconds, bytes / seconds / 1e6, seconds / engine))
+                                ("curl -Z --parallel-max \(parallel)", parallelCurl)] {
+            let padded = name.padding(toLength: 26, withPad: " ", startingAt: 0)
+            print(padded + String(format: " %7.2f %11.1f %9.1f %20.2f", seconds, Double(segments) / seconds,
+                                  bytes / seconds / 1e6, seconds / engine))
         }
     }
 
@@ -80,7 +81,7 @@ struct HLSBenchmark {
     private func curlRun(_ urls: [String], arguments: [String]) throws -> Double {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "-f"] + arguments + urls.flatMap { ["-o", "/dev/null", $0] }
+        process.arguments = ["-s", "--no-progress-meter", "-f"] + arguments + urls.flatMap { ["-o", "/dev/null", $0] }
         let started = Date()
         try process.run()
         process.waitUntilExit()
