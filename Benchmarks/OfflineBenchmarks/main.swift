@@ -6,6 +6,9 @@
 //                             [--parallel 4] --library DIR [--checksums SHA256SUMS]
 //       run through Benchmarks/transfers.sh, which serves the files with nginx and measures
 //       curl on the same files and disk in the same run
+//   offlinefs-bench hls [segments=600] [segment-kib=256]
+//       download a generated HLS stream from an in-process origin through the engine, then
+//       the same segments with curl, sequentially and with the same parallelism
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -13,6 +16,7 @@ let usage = """
     usage: offlinefs-bench <benchmark> [options]
       sync-rss [items]
       transfers --origin URL --library DIR [--count N] [--size BYTES] [--parallel N] [--checksums FILE]
+      hls [segments] [segment-kib]
     """
 
 do {
@@ -22,6 +26,8 @@ do {
         try SyncBenchmark(items: items).run()
     case "transfers":
         try TransferBenchmark(arguments: Array(arguments.dropFirst())).run()
+    case "hls":
+        try HLSBenchmark(arguments: Array(arguments.dropFirst())).run()
     default:
         print(usage)
         exit(arguments.isEmpty ? 0 : 2)

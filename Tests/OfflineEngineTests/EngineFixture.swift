@@ -81,6 +81,14 @@ final class EngineFixture: @unchecked Sendable {
         return try #require(try store.item(source: "src", contentID: name))
     }
 
+    /// Lists `entry` in the source's catalog (keeping the earlier entries) and returns its item.
+    @discardableResult
+    func addEntry(_ entry: CatalogEntry) throws -> Item {
+        entries.append(entry)
+        _ = try store.mergeCatalog(sourceID: sourceID, title: "Test", entries: entries, isComplete: true, now: clock.now())
+        return try #require(try store.item(source: "src", contentID: entry.contentID))
+    }
+
     func item(_ item: Item) throws -> Item {
         try #require(try store.item(id: item.id))
     }

@@ -60,6 +60,14 @@ final class TransferFixture: @unchecked Sendable {
         return try store.item(source: "src", contentID: name)!
     }
 
+    /// Lists `entry` in the source's catalog (keeping the earlier entries) and returns its item.
+    @discardableResult
+    func addEntry(_ entry: CatalogEntry) throws -> Item {
+        entries.append(entry)
+        _ = try store.mergeCatalog(sourceID: sourceID, title: "Test", entries: entries, isComplete: true, now: Date())
+        return try store.item(source: "src", contentID: entry.contentID)!
+    }
+
     /// SHA-256 of generated content through libcrypto (the pure-Swift hasher is slow in debug builds).
     static func sha256(size: Int64, seed: UInt64) -> String {
         GeneratedBytes(size: size, seed: seed).bytes().withUnsafeBytes { SHA256Digest.hex(of: $0) }

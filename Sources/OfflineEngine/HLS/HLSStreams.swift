@@ -94,7 +94,7 @@ public final class HLSStreams: Sendable {
     }
 
     /// Segment, init and key URLs may reach what the source's feed may reach.
-    private func destinationPolicy(_ item: Item) -> DestinationPolicy {
+    func destinationPolicy(_ item: Item) -> DestinationPolicy {
         let feedHost = (try? store.source(id: item.sourceID)).flatMap { $0.flatMap { URL(string: $0.feedURL)?.host } } ?? ""
         return .forFeed(host: feedHost)
     }

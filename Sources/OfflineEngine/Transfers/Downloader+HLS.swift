@@ -12,7 +12,7 @@ import Synchronization
 /// A segment that cannot be fetched fails the download: none is ever skipped.
 extension Downloader {
     /// Segments (and init segments, keys) in flight at once.
-    static let hlsSegmentsInFlight = 4
+    public static let hlsSegmentsInFlight = 4
 
     func downloadHLS(_ item: Item, recordingFailures record: Bool) throws -> DownloadResult {
         let policies = try store.policies()
@@ -48,6 +48,9 @@ extension Downloader {
         }
         let licence = try store.licence(itemID: item.id)
         if licence?.key != nil { wanted.removeAll { $0.kind == .key } }  // the licence server gave the key
+        if let refused = Self.refusedPart(wanted, of: stream, policy: hls.destinationPolicy(item)) {
+            return try finish(item, .failed, .downloadFailed, refused, record: record)
+        }
 
         var lastFailure = HLSFailure(.noNetwork, "not attempted")
         var fetched = false
@@ -131,10 +134,14 @@ extension Downloader {
             fetcher.whenAvailable(itemID: itemID, file: part.resource, range: range, readAhead: 0,
                                   deadline: .now + .seconds(365 * 86_400)) { [fetcher] result in
                 if case .failure(let error) = result {
+                    let failed = HLSFailure(error, context: Self.describe(part))
                     let first = failure.withLock { current -> Bool in
-                        guard current == nil else { return false }
-                        current = HLSFailure(error, context: Self.describe(part))
-                        return true
+                        let isFirst = current == nil
+                        // A part stopped because another failed (in this attempt or, its
+                        // transfer not yet ended, the one before) is not the cause: the other
+                        // part's error replaces it.
+                        if isFirst || (current?.code == .cancelled && failed.code != .cancelled) { current = failed }
+                        return isFirst
                     }
                     // One missing segment fails the item: the others in flight stop.
                     if first { fetcher.cancel(itemID: itemID) }
@@ -145,7 +152,28 @@ extension Downloader {
         }
         group.wait()
         if stopRequests.withLock({ $0.contains(itemID) }) { return HLSFailure(.cancelled, "stopped") }
-        return failure.withLock { $0 }
+        let result = failure.withLock { $0 }
+        if let result, result.code == .cancelled {
+            // Nobody asked to stop: the transfers were cut under the download (a stale
+            // cancellation, an evict). Another attempt, or a later one, may complete it.
+            return HLSFailure(.networkError, "\(result.message) (interrupted)")
+        }
+        return result
+    }
+
+    /// Why a part may not be fetched: its URL names a loopback, link-local or private host
+    /// while the source's feed is public (HARDENING: a public feed must not point downloads
+    /// at this machine or the LAN). The transfer would refuse the connection too, but as a
+    /// network error that is retried; this is a permanent failure that fetches nothing.
+    static func refusedPart(_ parts: [HLSPart], of stream: HLSStream, policy: DestinationPolicy) -> String? {
+        guard policy == .publicOnly else { return nil }
+        for part in parts {
+            guard let url = stream.resourceURLs[part.resource] else { continue }
+            if DestinationPolicy.forFeed(host: url.host ?? "") == .any {
+                return "\(describe(part)) \(url.absoluteString): refused: a non-public address, and the source's feed is public"
+            }
+        }
+        return nil
     }
 
     private static func describe(_ part: HLSPart) -> String {
