@@ -244,6 +244,8 @@ extension CachedFile {
         case .timeout: FetchError(.unavailable, error.message, reason: .timeout)
         case .network: FetchError(.unavailable, error.message, reason: .network)
         case .cancelled: FetchError(.cancelled, error.message)
+        case .forbiddenDestination, .badURL, .insecureRedirect, .tooManyRedirects:
+            FetchError(.originError, error.message, reason: .refused)
         default: FetchError(.originError, error.message, reason: .network)
         }
     }

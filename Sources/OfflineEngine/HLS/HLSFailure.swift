@@ -22,12 +22,6 @@ public struct HLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     init(_ error: HTTPError, context: String) {
-        switch error.code {
-        case .forbiddenDestination, .unsupportedURL, .badURL, .insecureRedirect, .tooManyRedirects:
-            // The URL or the destination policy is at fault: waiting and retrying cannot help.
-            self.init(.downloadFailed, "\(context): \(error.message)")
-        default:
-            self.init(CachedFile.fetchError(error), context: context)
-        }
+        self.init(CachedFile.fetchError(error), context: context)
     }
 }

@@ -24,6 +24,7 @@ extension FetchError {
         case .network, .contentChanged: .networkError
         case .httpStatus: .httpError
         case .noSpace: .noSpace
+        case .refused: .downloadFailed
         case nil:
             switch code {
             case .unavailable: .noNetwork
