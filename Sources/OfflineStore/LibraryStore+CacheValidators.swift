@@ -22,19 +22,38 @@ extension LibraryStore {
     public func commitPresentRanges(itemID: Int64, file: String, ranges: [Range<Int64>],
                                     validator: CacheValidator?) throws {
         try write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM item WHERE id = ?", arguments: [itemID]) == true else {
+            guard try Self.commit(db, CacheCommit(itemID: itemID, file: file, ranges: ranges, validator: validator)) else {
                 throw StoreError(.unknownItem, "no item with id \(itemID)")
             }
-            try Self.upsertValidator(db, itemID: itemID, file: file, validator)
-            var added: Int64 = 0
-            for range in ranges where !range.isEmpty {
-                precondition(range.lowerBound >= 0, "byte ranges start at 0 or later")
-                added += try Self.insertRange(db, itemID: itemID, file: file, range: range)
-            }
-            if added != 0 && Self.countsTowardMedia(file) {
-                try db.execute(sql: "UPDATE item SET bytesPresent = bytesPresent + ? WHERE id = ?", arguments: [added, itemID])
-            }
         }
+    }
+
+    /// Several `commitPresentRanges` in one transaction (one WAL sync for many files: the
+    /// flusher's batches of HLS segments). Entries of items that no longer exist are skipped.
+    /// - Returns: the indices of `batch` that were skipped.
+    public func commitPresentRanges(_ batch: [CacheCommit]) throws -> Set<Int> {
+        try write { db in
+            var skipped = Set<Int>()
+            for (index, entry) in batch.enumerated() where try !Self.commit(db, entry) { skipped.insert(index) }
+            return skipped
+        }
+    }
+
+    /// One file's claim inside a transaction; false when the item is gone.
+    private static func commit(_ db: Database, _ entry: CacheCommit) throws -> Bool {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM item WHERE id = ?", arguments: [entry.itemID]) == true else {
+            return false
+        }
+        try upsertValidator(db, itemID: entry.itemID, file: entry.file, entry.validator)
+        var added: Int64 = 0
+        for range in entry.ranges where !range.isEmpty {
+            precondition(range.lowerBound >= 0, "byte ranges start at 0 or later")
+            added += try insertRange(db, itemID: entry.itemID, file: entry.file, range: range)
+        }
+        if added != 0 && countsTowardMedia(entry.file) {
+            try db.execute(sql: "UPDATE item SET bytesPresent = bytesPresent + ? WHERE id = ?", arguments: [added, entry.itemID])
+        }
+        return true
     }
 
     /// Forgets every present range of `file` and records the validator new bytes will
@@ -82,5 +101,20 @@ extension LibraryStore {
         try db.cachedStatement(sql: #"INSERT INTO cacheRange (itemID, file, start, "end") VALUES (?, ?, ?, ?)"#)
             .execute(arguments: [itemID, file, merged.lowerBound, merged.upperBound])
         return Int64(merged.count) - removed
+    }
+}
+
+/// Ranges of one item file to claim, with the origin version they belong to.
+public struct CacheCommit: Sendable, Equatable {
+    public var itemID: Int64
+    public var file: String
+    public var ranges: [Range<Int64>]
+    public var validator: CacheValidator?
+
+    public init(itemID: Int64, file: String, ranges: [Range<Int64>], validator: CacheValidator?) {
+        self.itemID = itemID
+        self.file = file
+        self.ranges = ranges
+        self.validator = validator
     }
 }

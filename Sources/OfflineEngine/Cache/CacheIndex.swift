@@ -16,6 +16,8 @@ protocol CacheIndex: Sendable {
     func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>])
     /// Claims `ranges` are on disk (their bytes were flushed first) for `validator`.
     func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws
+    /// Several claims in one transaction; returns the indices skipped (their item is gone).
+    func commit(_ batch: [CacheCommit]) throws -> Set<Int>
     /// Forgets every range; new bytes will belong to `validator`.
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
 }
@@ -51,6 +53,10 @@ struct StoreCacheIndex: CacheIndex {
 
     func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws {
         try store.commitPresentRanges(itemID: itemID, file: file, ranges: ranges, validator: validator)
+    }
+
+    func commit(_ batch: [CacheCommit]) throws -> Set<Int> {
+        try store.commitPresentRanges(batch)
     }
 
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws {

@@ -143,33 +143,82 @@ final class CachedFile: Sendable {
     /// commit): flusher thread or a download's thread only. Returns the sticky write error.
     @discardableResult
     func flush() -> FetchError? {
-        // Waiters are failed after the commit lock is released: a completion may call back in.
-        let outcome = commitLock.withLock { _ -> (error: FetchError?, isNew: Bool, completed: Bool) in
-            let snapshot = state.withLock { s -> (ranges: [Range<Int64>], validator: CacheValidator?)? in
-                s.flushScheduled = false
-                s.urgentFlushScheduled = false
-                guard !s.unflushed.isEmpty, s.writeError == nil else { return nil }
-                defer { s.unflushed = RangeSet(); s.unflushedBytes = 0 }
-                var validator = s.validator ?? CacheValidator()
-                if validator.totalSize == nil { validator.totalSize = s.total }
-                return (s.unflushed.ranges, validator)
-            }
-            guard let snapshot else { return (state.withLock { $0.writeError }, false, false) }
-            do {
-                try file.sync()
-                try index.commit(itemID: itemID, file: key, ranges: snapshot.ranges, validator: snapshot.validator)
-            } catch {
-                return (Self.writeFailure(error, path: file.path), true, false)
-            }
-            let completed = state.withLock { s -> Bool in
-                for range in snapshot.ranges { s.committed.insert(range) }
-                return s.total.map { s.committed.contains(0..<$0) } ?? false
-            }
-            return (nil, false, completed)
+        Self.flush([self])[0]
+    }
+
+    /// Flushes several files of one library: each file's bytes are `fdatasync`ed, then one
+    /// store transaction claims them all (one WAL sync for a batch of small HLS segments
+    /// instead of one each). Every file's `commitLock` is held throughout, taken in one global
+    /// order (no path holds one while waiting for another), so no claim lands after a reset
+    /// that made its bytes stale. Returns each file's sticky write error, in order.
+    static func flush(_ files: [CachedFile]) -> [FetchError?] {
+        guard let index = files.first?.index else { return [] }
+        struct Outcome {
+            var error: FetchError?
+            var isNew = false
+            var completed = false
         }
-        if let error = outcome.error, outcome.isNew { failWrites(error) }
-        if outcome.completed { onCompletelyCommitted(self) }
-        return outcome.error
+        var outcomes = [Outcome](repeating: Outcome(), count: files.count)
+        let order = files.indices.sorted { ObjectIdentifier(files[$0]) < ObjectIdentifier(files[$1]) }
+
+        func flushLocked() {
+            var pending: [(file: Int, commit: CacheCommit)] = []
+            for (position, file) in files.enumerated() {
+                let snapshot = file.state.withLock { s -> (ranges: [Range<Int64>], validator: CacheValidator?)? in
+                    s.flushScheduled = false
+                    s.urgentFlushScheduled = false
+                    guard !s.unflushed.isEmpty, s.writeError == nil else { return nil }
+                    defer { s.unflushed = RangeSet(); s.unflushedBytes = 0 }
+                    var validator = s.validator ?? CacheValidator()
+                    if validator.totalSize == nil { validator.totalSize = s.total }
+                    return (s.unflushed.ranges, validator)
+                }
+                guard let snapshot else {
+                    outcomes[position].error = file.state.withLock { $0.writeError }
+                    continue
+                }
+                do {
+                    try file.file.sync()
+                    pending.append((position, CacheCommit(itemID: file.itemID, file: file.key, ranges: snapshot.ranges,
+                                                          validator: snapshot.validator)))
+                } catch {
+                    outcomes[position] = Outcome(error: writeFailure(error, path: file.file.path), isNew: true)
+                }
+            }
+            guard !pending.isEmpty else { return }
+            do {
+                let skipped = try index.commit(pending.map(\.commit))
+                for (n, entry) in pending.enumerated() {
+                    let file = files[entry.file]
+                    guard !skipped.contains(n) else {
+                        outcomes[entry.file] = Outcome(error: FetchError(.noSuchItem, "item \(file.itemID) no longer exists"),
+                                                       isNew: true)
+                        continue
+                    }
+                    outcomes[entry.file].completed = file.state.withLock { s -> Bool in
+                        for range in entry.commit.ranges { s.committed.insert(range) }
+                        return s.total.map { s.committed.contains(0..<$0) } ?? false
+                    }
+                }
+            } catch {
+                for entry in pending {
+                    outcomes[entry.file] = Outcome(error: writeFailure(error, path: files[entry.file].file.path), isNew: true)
+                }
+            }
+        }
+        func lock(from position: Int) {
+            guard position < order.count else { return flushLocked() }
+            files[order[position]].commitLock.withLock { _ in lock(from: position + 1) }
+        }
+        lock(from: 0)
+
+        // Waiters are failed and completions run after the commit locks are released: a
+        // completion may call back in.
+        for (position, file) in files.enumerated() {
+            if let error = outcomes[position].error, outcomes[position].isNew { file.failWrites(error) }
+            if outcomes[position].completed { file.onCompletelyCommitted(file) }
+        }
+        return outcomes.map(\.error)
     }
 
     /// Forgets every byte (store first, then the file): corrupt data, an eviction.

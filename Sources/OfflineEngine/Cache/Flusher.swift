@@ -15,6 +15,8 @@ final class Flusher: @unchecked Sendable {
     /// daemonizing mount forks after creating it).
     private var started = false  // protected by condition
     private let exited = DispatchSemaphore(value: 0)
+    /// Files flushed under one store transaction (each holds its commit lock meanwhile).
+    static let maxBatch = 64
 
     init() {}
 
@@ -69,7 +71,11 @@ final class Flusher: @unchecked Sendable {
             }
             for key in ready.keys { due[key] = nil }
             condition.unlock()
-            for entry in ready.values { _ = entry.file.flush() }
+            // One transaction per batch: many small files (HLS segments) cost one WAL sync.
+            let files = ready.values.map(\.file)
+            for start in stride(from: 0, to: files.count, by: Self.maxBatch) {
+                _ = CachedFile.flush(Array(files[start..<min(files.count, start + Self.maxBatch)]))
+            }
             condition.lock()
         }
         condition.unlock()

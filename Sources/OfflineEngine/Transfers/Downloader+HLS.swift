@@ -57,7 +57,7 @@ extension Downloader {
         for _ in 0..<attemptsPerDownload {
             if let failure = fetchParts(wanted, itemID: item.id) {
                 lastFailure = failure
-                for resource in Set(wanted.map(\.resource)) { _ = try? fetcher.flush(itemID: item.id, file: resource) }
+                _ = fetcher.flush(itemID: item.id, files: Array(Set(wanted.map(\.resource))))
                 if !failure.isTransient { break }
             } else {
                 fetched = true
@@ -83,10 +83,10 @@ extension Downloader {
     private func completeHLS(_ item: Item, stream: HLSStream, parts: [HLSPart], partial: Bool,
                              record: Bool) throws -> DownloadResult {
         var sizes: [CacheFileKey: Int64] = [:]
-        for resource in Set(parts.map(\.resource)) {
-            do {
-                sizes[resource] = try fetcher.flush(itemID: item.id, file: resource)
-            } catch {
+        for (resource, result) in fetcher.flush(itemID: item.id, files: Array(Set(parts.map(\.resource)))) {
+            switch result {
+            case .success(let size): sizes[resource] = size
+            case .failure(let error):
                 return try finish(item, error.isTransient ? .idle : .failed, error.itemErrorCode, error.message, record: record)
             }
         }

@@ -139,6 +139,24 @@ public final class RangeFetcher: ItemByteSource {
         return cached.progress.total
     }
 
+    /// `flush(itemID:file:)` for several files of an item, claimed in one store transaction.
+    /// Blocking. - Returns: per file, its size when every byte is durable, else nil, or its error.
+    public func flush(itemID: Int64, files keys: [CacheFileKey]) -> [CacheFileKey: Result<Int64?, FetchError>] {
+        var results: [CacheFileKey: Result<Int64?, FetchError>] = [:]
+        var opened: [CachedFile] = []
+        for key in keys {
+            do { opened.append(try cachedFile(itemID: itemID, key: key)) } catch { results[key] = .failure(error) }
+        }
+        for (file, error) in zip(opened, CachedFile.flush(opened)) {
+            if let error {
+                results[file.key] = .failure(error)
+            } else {
+                results[file.key] = .success(file.isCompletelyCommitted == true ? file.progress.total : nil)
+            }
+        }
+        return results
+    }
+
     /// Lowercase hex SHA-256 of the first `length` bytes of the cache file. Blocking.
     public func sha256(itemID: Int64, file: CacheFileKey, length: Int64) throws(FetchError) -> String {
         let cached = try cachedFile(itemID: itemID, key: file)
