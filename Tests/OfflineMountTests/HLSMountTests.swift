@@ -149,9 +149,13 @@ struct HLSMountTests {
         let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "film", title: "Film", size: 0,
                                                                     licence: rental, hlsPlaylist: "aes/index.m3u8")])["film"])
         try withMount(fixture, options: ["refresh=100ms"]) { mount in
+            let playlist = fixture.path("sources/tv/Film [film].m3u8")
+            // Uncached: the key and the segments are fetched on read.
+            let streamed = try play(mount, playlist)
+            #expect(streamed.status == 0 && streamed.stderr.isEmpty, "ffmpeg: \(streamed.stderr)")
+
             #expect(fixture.control("download sources/tv/Film [film].m3u8\n") == nil)
             #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
-            let playlist = fixture.path("sources/tv/Film [film].m3u8")
             let played = try play(mount, playlist)
             #expect(played.status == 0, "ffmpeg: \(played.stderr)")
             // Segments stay encrypted in the cache; the key lives with the licence.
