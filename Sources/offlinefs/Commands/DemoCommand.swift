@@ -47,6 +47,8 @@ struct DemoCommand: ParsableCommand {
               ls -R \(mountpoint)/categories
               cmp "\(mountpoint)/sources/acme/Launch Day [ep-001].mp4" \(media.url(of: "acme/launch-day.mp4").path)
               mpv "\(mountpoint)/sources/night-owls/Bats [owl-2].mp3"
+              mpv "\(mountpoint)/sources/acme/Weather Radar [radar-1].m3u8"
+              echo "download sources/acme/Weather Radar [radar-1].m3u8" > \(mountpoint)/.control
             """)
         fflush(nil)  // the tour must show before the mount starts logging
         let options = try MountOptions.parse([])
