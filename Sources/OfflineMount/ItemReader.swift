@@ -30,6 +30,11 @@ final class ItemReader: Sendable {
         var openMedia: [Int64: Int] = [:]
         /// Items `rm`ed while open: evicted at the last close, as unlink waits for it.
         var pendingEvictions: Set<Int64> = []
+        /// Items whose media was wholly in the cache at their last open. The kernel's pages of
+        /// such an item were filled from the bytes that are there now, so the next open may
+        /// keep them; the first open that finds the item whole drops them (they may date from a
+        /// version of the file fetched before).
+        var wholeAtLastOpen: Set<Int64> = []
     }
     private let table = Mutex(Table())  // protected: the open-file table
 
@@ -61,8 +66,19 @@ final class ItemReader: Sendable {
             }
             size = Int64(item.size)
             // A cached item's bytes never change: keep the kernel's pages across opens
-            // (invalidated by a notification when the item is evicted or changes).
-            answer.keepCache = item.state == .cached
+            // (invalidated by a notification when the item is evicted or changes). So do those
+            // of an item whose every byte was streamed in, from its second open on, so that a
+            // re-read does not go through the filesystem before the item is marked `cached`.
+            let whole = item.state == .cached
+                || (item.size > 0 && byteSource.isAvailable(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
+            let wasWhole = table.withLock { table -> Bool in
+                guard whole else {
+                    table.wholeAtLastOpen.remove(item.id)
+                    return false
+                }
+                return !table.wholeAtLastOpen.insert(item.id).inserted
+            }
+            answer.keepCache = item.state == .cached || wasWhole
         } else {
             size = sideFileSize(itemID: item.id, key: entry.key)
             answer.directIO = size == nil
@@ -96,6 +112,7 @@ final class ItemReader: Sendable {
     /// `rm` of an item file: evicts now, or at the last close when the item is open.
     func evict(itemID: Int64) -> Result<Void, Errno> {
         let deferred = table.withLock { table -> Bool in
+            table.wholeAtLastOpen.remove(itemID)
             guard table.openMedia[itemID] != nil else { return false }
             table.pendingEvictions.insert(itemID)
             return true
