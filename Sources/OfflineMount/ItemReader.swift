@@ -158,6 +158,7 @@ final class ItemReader: Sendable {
         let range = ByteRange(offset, end)
         if file.key == "media" { byteSource.noteRead(itemID: file.itemID, offset: offset, length: end - offset) }
         let readAhead = file.readAhead(offset: offset, end: end)
+        defer { prefetch(file, end: end, readAhead: readAhead) }
         if byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) {
             answer(file, range, reply)
             return
@@ -189,6 +190,14 @@ final class ItemReader: Sendable {
             reply.fail(.ioError)
             logger.warning("read of item \(file.itemID) \(range) not answered by the engine within the bound; answered EIO")
         }
+    }
+
+    /// Asks early for the bytes a sequential reader will want next (see `OpenFile.prefetch`).
+    /// Nobody waits on them: a failure shows at the read that needs them.
+    private func prefetch(_ file: OpenFile, end: Int64, readAhead: Int64) {
+        guard let next = file.prefetch(end: end, readAhead: readAhead) else { return }
+        byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: ByteRange(next.lowerBound, next.upperBound),
+                                 readAhead: 0, deadline: ContinuousClock.now + readTimeout) { _ in }
     }
 
     /// Answers from the cache file: spliced when the size is known (a page-cache read must be
