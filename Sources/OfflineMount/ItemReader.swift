@@ -37,6 +37,10 @@ final class ItemReader: Sendable {
         var wholeAtLastOpen: Set<Int64> = []
     }
     private let table = Mutex(Table())  // protected: the open-file table
+    /// Sends the replies of large reads that waited for bytes, off the engine's threads.
+    private let replies = DispatchQueue(label: "offlinefs.read-replies")
+    /// Replies from this size on leave the engine's thread (a small one costs less than the hop).
+    static let largeReply: Int64 = 256 << 10
 
     init(byteSource: any ItemByteSource, store: LibraryStore, actions: any MountActions, errnos: ErrnoTable,
          readTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger) {
@@ -175,6 +179,10 @@ final class ItemReader: Sendable {
         ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
                                             deadline: deadline) { [self] result in
             switch result {
+            case .success where range.count >= Self.largeReply:
+                // The completion runs on the engine's transfer thread: a large reply (a copy
+                // of up to 1 MiB into the kernel) there would hold up every transfer.
+                replies.async { [self] in answer(file, range, reply) }
             case .success: answer(file, range, reply)
             case .failure(let error): reply.fail(errnos.errno(for: error))
             }
