@@ -113,10 +113,20 @@ public final class TransferLoop: Sendable {
         context = Context(multi: multi)
     }
 
-    private func startThread() {
+    private func launchThread() {
         let thread = Thread { [self] in run() }
         thread.name = "offlinefs.transfers"
         thread.start()
+    }
+
+    /// Starts the loop thread now rather than with the first transfer, so that the first
+    /// transfer does not pay for it. Only once forking is over (see `Commands.threadStarted`).
+    public func startThread() {
+        let needsThread = commands.withLock { commands in
+            defer { commands.threadStarted = true }
+            return !commands.threadStarted && !commands.stopping
+        }
+        if needsThread { launchThread() }
     }
 
     /// Starts `request`; the callbacks run on the loop thread. Never blocks.
@@ -129,7 +139,7 @@ public final class TransferLoop: Sendable {
             defer { commands.threadStarted = true }
             return (true, !commands.threadStarted)
         }
-        if needsThread { startThread() }
+        if needsThread { launchThread() }
         if accepted {
             context.multi.wakeup()
         } else {
