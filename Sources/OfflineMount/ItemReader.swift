@@ -204,8 +204,10 @@ final class ItemReader: Sendable {
     /// Nobody waits on them: a failure shows at the read that needs them.
     private func prefetch(_ file: OpenFile, end: Int64, readAhead: Int64) {
         guard let next = file.prefetch(end: end, readAhead: readAhead) else { return }
-        byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: ByteRange(next.lowerBound, next.upperBound),
-                                 readAhead: 0, deadline: ContinuousClock.now + readTimeout) { _ in }
+        let range = ByteRange(next.lowerBound, next.upperBound)
+        guard !byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) else { return }
+        byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: 0,
+                                 deadline: ContinuousClock.now + readTimeout) { _ in }
     }
 
     /// Answers from the cache file: spliced when the size is known (a page-cache read must be
