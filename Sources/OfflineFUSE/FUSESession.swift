@@ -181,6 +181,30 @@ public final class FUSESession: Sendable {
     }
 
     /// The value of the last `max_read=N` among `options` (each may be comma-separated).
+    /// Sets the kernel's read-ahead for this mount (`/sys/class/bdi/<major>:<minor>/read_ahead_kb`).
+    ///
+    /// The kernel reads ahead 128 KiB at most on a FUSE mount unless told otherwise, so a
+    /// sequential reader costs one request per 128 KiB; `conn->max_readahead` can only lower
+    /// that, and INIT sets it, so this must run after INIT: it `stat`s the mount point first,
+    /// which waits for INIT (call it from a thread of its own once `run` serves requests).
+    /// Needs root (sysfs); a normal user keeps the default.
+    /// - Returns: nil, or the errno of the failed `stat` or write.
+    @discardableResult
+    public func setReadAhead(kilobytes: Int) -> Errno? {
+        var info = stat()
+        guard stat(mountpoint, &info) == 0 else { return Errno(errno) }
+        let device = UInt64(info.st_dev)  // glibc's encoding (the major/minor macros)
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
+        let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+        let path = "/sys/class/bdi/\(major):\(minor)/read_ahead_kb"
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return Errno(errno) }
+        defer { Glibc.close(fd) }
+        let text = Array("\(kilobytes)\n".utf8)
+        guard write(fd, text, text.count) == text.count else { return Errno(errno) }
+        return nil
+    }
+
     static func maxRead(in options: [String]) -> UInt32? {
         var result: UInt32?
         for option in options.flatMap({ $0.split(separator: ",") }) where option.hasPrefix("max_read=") {

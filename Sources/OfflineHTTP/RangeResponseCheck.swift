@@ -99,6 +99,7 @@ public enum RangeResponseCheck {
 
 extension StringProtocol {
     func trimmingCharactersInSpaces() -> String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        guard let first = firstIndex(where: { $0 != " " }), let last = lastIndex(where: { $0 != " " }) else { return "" }
+        return String(self[first...last])
     }
 }

@@ -30,8 +30,17 @@ final class ItemReader: Sendable {
         var openMedia: [Int64: Int] = [:]
         /// Items `rm`ed while open: evicted at the last close, as unlink waits for it.
         var pendingEvictions: Set<Int64> = []
+        /// Items whose media was wholly in the cache at their last open. The kernel's pages of
+        /// such an item were filled from the bytes that are there now, so the next open may
+        /// keep them; the first open that finds the item whole drops them (they may date from a
+        /// version of the file fetched before).
+        var wholeAtLastOpen: Set<Int64> = []
     }
     private let table = Mutex(Table())  // protected: the open-file table
+    /// Sends the replies of large reads that waited for bytes, off the engine's threads.
+    private let replies = DispatchQueue(label: "offlinefs.read-replies")
+    /// Replies from this size on leave the engine's thread (a small one costs less than the hop).
+    static let largeReply: Int64 = 256 << 10
 
     init(byteSource: any ItemByteSource, store: LibraryStore, actions: any MountActions, errnos: ErrnoTable,
          readTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger) {
@@ -61,8 +70,19 @@ final class ItemReader: Sendable {
             }
             size = Int64(item.size)
             // A cached item's bytes never change: keep the kernel's pages across opens
-            // (invalidated by a notification when the item is evicted or changes).
-            answer.keepCache = item.state == .cached
+            // (invalidated by a notification when the item is evicted or changes). So do those
+            // of an item whose every byte was streamed in, from its second open on, so that a
+            // re-read does not go through the filesystem before the item is marked `cached`.
+            let whole = item.state == .cached
+                || (item.size > 0 && byteSource.isAvailable(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
+            let wasWhole = table.withLock { table -> Bool in
+                guard whole else {
+                    table.wholeAtLastOpen.remove(item.id)
+                    return false
+                }
+                return !table.wholeAtLastOpen.insert(item.id).inserted
+            }
+            answer.keepCache = item.state == .cached || wasWhole
         } else {
             size = sideFileSize(itemID: item.id, key: entry.key)
             answer.directIO = size == nil
@@ -110,6 +130,7 @@ final class ItemReader: Sendable {
     /// `rm` of an item file: evicts now, or at the last close when the item is open.
     func evict(itemID: Int64) -> Result<Void, Errno> {
         let deferred = table.withLock { table -> Bool in
+            table.wholeAtLastOpen.remove(itemID)
             guard table.openMedia[itemID] != nil else { return false }
             table.pendingEvictions.insert(itemID)
             return true
@@ -169,6 +190,7 @@ final class ItemReader: Sendable {
         // An HLS byte-range part is a window on its URL's cache file.
         let range = ByteRange(file.baseOffset + offset, file.baseOffset + end)
         let readAhead = file.readAhead(offset: offset, end: end)
+        defer { prefetch(file, end: end, readAhead: readAhead) }
         if byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) {
             answer(file, range, reply)
             return
@@ -185,6 +207,10 @@ final class ItemReader: Sendable {
         ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
                                             deadline: deadline) { [self] result in
             switch result {
+            case .success where range.count >= Self.largeReply:
+                // The completion runs on the engine's transfer thread: a large reply (a copy
+                // of up to 1 MiB into the kernel) there would hold up every transfer.
+                replies.async { [self] in answer(file, range, reply) }
             case .success: answer(file, range, reply)
             case .failure(let error): reply.fail(errnos.errno(for: error))
             }
@@ -200,6 +226,16 @@ final class ItemReader: Sendable {
             reply.fail(.ioError)
             logger.warning("read of item \(file.itemID) \(range) not answered by the engine within the bound; answered EIO")
         }
+    }
+
+    /// Asks early for the bytes a sequential reader will want next (see `OpenFile.prefetch`).
+    /// Nobody waits on them: a failure shows at the read that needs them.
+    private func prefetch(_ file: OpenFile, end: Int64, readAhead: Int64) {
+        guard let next = file.prefetch(end: end, readAhead: readAhead) else { return }
+        let range = ByteRange(next.lowerBound, next.upperBound)
+        guard !byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) else { return }
+        byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: 0,
+                                 deadline: ContinuousClock.now + readTimeout) { _ in }
     }
 
     /// Answers from the cache file: spliced when the size is known (a page-cache read must be

@@ -30,6 +30,8 @@ final class OpenFile: Sendable {
     private struct Pattern {
         var nextOffset: Int64 = -1
         var readAhead: Int64 = 0
+        /// End of the bytes last asked of the engine for this reader.
+        var askedUpTo: Int64 = 0
     }
     private let pattern = Mutex(Pattern())  // protected: sequential-read detection (leaf lock)
     private let descriptor = Mutex<Int32>(-1)  // protected: the cache file, opened at first use (leaf lock)
@@ -67,15 +69,38 @@ final class OpenFile: Sendable {
     /// How much to fetch beyond a read at `offset..<end`: a reader that continues where it
     /// stopped gets a growing read-ahead; a jump resets it (the fetcher then starts a new
     /// range instead of filling the gap).
+    ///
+    /// The kernel's read-ahead sends several reads at once, which libfuse's threads may hand
+    /// over out of order: a read that starts close to where the last one ended counts as
+    /// sequential too.
     func readAhead(offset: Int64, end: Int64) -> Int64 {
         pattern.withLock { pattern in
-            if offset == pattern.nextOffset {
+            if pattern.nextOffset >= 0 && abs(offset - pattern.nextOffset) <= Self.reorderSlack {
                 pattern.readAhead = min(max(pattern.readAhead * 2, Self.firstReadAhead), Self.maxReadAhead)
+                pattern.nextOffset = max(pattern.nextOffset, end)
             } else {
                 pattern.readAhead = offset == 0 ? Self.firstReadAhead : 0
+                pattern.nextOffset = end
+                pattern.askedUpTo = 0
             }
-            pattern.nextOffset = end
             return pattern.readAhead
+        }
+    }
+
+    /// How far before or after the last read's end a read still counts as sequential.
+    static let reorderSlack: Int64 = 1 << 20
+
+    /// For a sequential reader at `end`: the bytes to ask for now, once it has come within half
+    /// its read-ahead of what it asked for last, so that the next transfer runs before the
+    /// current one ends (no pause between the two).
+    func prefetch(end: Int64, readAhead: Int64) -> Range<Int64>? {
+        guard readAhead > 0, let size else { return nil }
+        return pattern.withLock { pattern -> Range<Int64>? in
+            guard pattern.askedUpTo < size, pattern.askedUpTo - end < readAhead / 2 else { return nil }
+            let range = max(pattern.askedUpTo, end)..<min(size, end + readAhead)
+            guard !range.isEmpty else { return nil }
+            pattern.askedUpTo = range.upperBound
+            return range
         }
     }
 }

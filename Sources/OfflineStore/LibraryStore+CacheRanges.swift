@@ -91,7 +91,7 @@ extension LibraryStore {
                 SELECT start, "end" FROM cacheRange WHERE itemID = ? AND file = ? AND start < ? AND "end" > ? ORDER BY start
                 """, arguments: [itemID, file, window.upperBound, window.lowerBound])
         } else {
-            rows = try Row.fetchAll(db, sql: #"SELECT start, "end" FROM cacheRange WHERE itemID = ? AND file = ? ORDER BY start"#,
+            rows = try Row.fetchAll(db.cachedStatement(sql: #"SELECT start, "end" FROM cacheRange WHERE itemID = ? AND file = ? ORDER BY start"#),
                                     arguments: [itemID, file])
         }
         return rows.compactMap { row in

@@ -7,9 +7,9 @@ extension LibraryStore {
     /// The validator of one item file and its present ranges, read together.
     public func cacheState(itemID: Int64, file: String) throws -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
         try read { db in
-            let validator = try Row.fetchOne(db, sql: """
+            let validator = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT etag, lastModified, totalSize FROM cacheValidator WHERE itemID = ? AND file = ?
-                """, arguments: [itemID, file]).map { row in
+                """), arguments: [itemID, file]).map { row in
                 CacheValidator(etag: row[0], lastModified: row[1], totalSize: row[2])
             }
             return (validator, try Self.fetchRanges(db, itemID: itemID, file: file))

@@ -191,7 +191,9 @@ extension LibraryStore {
     }
 
     static func fetchItem(_ db: Database, id: Int64) throws -> Item? {
-        try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id]).map(Item.init(row:))
+        // Cached statements (here and in the other look-ups a reader's first open and read
+        // make): compiling the SQL again each time cost more than running it.
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id]).map(Item.init(row:))
     }
 
     private func updateItem(_ id: Int64, _ assignments: String, _ values: [(any DatabaseValueConvertible)?]) throws {

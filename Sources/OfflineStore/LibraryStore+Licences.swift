@@ -6,7 +6,8 @@ extension LibraryStore {
 
     public func licence(itemID: Int64) throws -> Licence? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM licence WHERE itemID = ?", arguments: [itemID]).map(Licence.init(row:))
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM licence WHERE itemID = ?"), arguments: [itemID])
+                .map(Licence.init(row:))
         }
     }
 

@@ -115,7 +115,7 @@ extension LibraryStore {
     }
 
     static func fetchSource(_ db: Database, id: Int64) throws -> Source? {
-        try Row.fetchOne(db, sql: "SELECT * FROM source WHERE id = ?", arguments: [id]).map(Source.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM source WHERE id = ?"), arguments: [id]).map(Source.init(row:))
     }
 
     static func requireSource(_ db: Database, name: String) throws -> Source {

@@ -20,19 +20,31 @@ final class CacheFile: Sendable {
     let fd: Int32
 
     init(path: String) throws(CacheFileError) {
-        let folder = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw CacheFileError(errno: EIO, operation: "mkdir", path: folder)
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 && errno == ENOENT {
+            // The item's folder (or the cache folder) is made by its first file. Plain mkdir:
+            // FileManager's took ~0.1 ms, on the path of a reader's first read of an item.
+            let folder = (path as NSString).deletingLastPathComponent
+            try Self.makeFolder(folder)
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CacheFileError(errno: errno, operation: "open", path: path) }
         self.path = path
         self.fd = fd
     }
 
     deinit { close(fd) }
+
+    /// Makes `folder` and any missing parent.
+    private static func makeFolder(_ folder: String) throws(CacheFileError) {
+        if mkdir(folder, 0o755) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw CacheFileError(errno: errno, operation: "mkdir", path: folder) }
+        let parent = (folder as NSString).deletingLastPathComponent
+        guard !parent.isEmpty, parent != folder else { throw CacheFileError(errno: ENOENT, operation: "mkdir", path: folder) }
+        try makeFolder(parent)
+        if mkdir(folder, 0o755) == 0 || errno == EEXIST { return }
+        throw CacheFileError(errno: errno, operation: "mkdir", path: folder)
+    }
 
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheFileError) {

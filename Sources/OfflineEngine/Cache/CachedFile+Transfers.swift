@@ -191,8 +191,9 @@ extension CachedFile {
             // More bytes than wanted: this fetch is done (a later fetch has the rest).
             return target.count == bytes.count
         }
-        if let flushAfter { flusher.schedule(self, after: flushAfter) }
+        // Readers first: scheduling a flush may start the flusher's thread.
         for waiter in ready { waiter.completion(.success(())) }
+        if let flushAfter { flusher.schedule(self, after: flushAfter) }
         return keepGoing
     }
 

@@ -28,6 +28,14 @@ final class Flusher: @unchecked Sendable {
         thread.start()
     }
 
+    /// Starts the thread now rather than with the first flush (which a reader's first bytes
+    /// trigger). Only once forking is over.
+    func start() {
+        condition.lock()
+        if !stopping { startThreadIfNeeded() }
+        condition.unlock()
+    }
+
     /// Flushes `file` after `delay` (zero: now), unless it is already due sooner.
     func schedule(_ file: CachedFile, after delay: Duration) {
         let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18

@@ -35,8 +35,10 @@ public final class Engine: Sendable {
         transfers.fetcher.onLastReaderClosed { [weak self] itemID in self?.lastReaderClosed(itemID) }
     }
 
-    /// Starts the scheduler thread. Downloads a crash left `downloading` resume as `queued`.
+    /// Starts the scheduler thread (and the transfer threads, so that a mount's first read does
+    /// not wait for them). Downloads a crash left `downloading` resume as `queued`.
     public func start() {
+        transfers.startThreads()
         for item in (try? store.items(inStates: [.downloading])) ?? [] {
             _ = try? store.setState(itemID: item.id, state: .queued)
         }

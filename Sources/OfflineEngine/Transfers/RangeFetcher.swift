@@ -48,6 +48,11 @@ public final class RangeFetcher: ItemByteSource {
         self.settings = settings
     }
 
+    /// Starts the flusher's thread now instead of at the first flush. Only once forking is over.
+    public func startThreads() {
+        flusher.start()
+    }
+
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
     public func shutdown() {
         let all = files.withLock { Array($0.values) }

@@ -42,6 +42,14 @@ public final class TransferEngine: Sendable {
         }
     }
 
+    /// Starts the transfer and flusher threads, which otherwise start with the first transfer
+    /// and the first flush, i.e. while the first reader of a mount waits. Only once forking is
+    /// over (a daemonizing mount forks after creating the engine).
+    public func startThreads() {
+        loop.startThread()
+        fetcher.startThreads()
+    }
+
     /// Stops transfers, flushes written bytes, ends the threads.
     public func shutdown() {
         fetcher.shutdown()
