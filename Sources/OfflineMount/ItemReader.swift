@@ -232,7 +232,7 @@ final class ItemReader: Sendable {
     /// Nobody waits on them: a failure shows at the read that needs them.
     private func prefetch(_ file: OpenFile, end: Int64, readAhead: Int64) {
         guard let next = file.prefetch(end: end, readAhead: readAhead) else { return }
-        let range = ByteRange(next.lowerBound, next.upperBound)
+        let range = ByteRange(file.baseOffset + next.lowerBound, file.baseOffset + next.upperBound)
         guard !byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) else { return }
         byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: 0,
                                  deadline: ContinuousClock.now + readTimeout) { _ in }
