@@ -61,13 +61,8 @@ final class ItemReader: Sendable {
         var answer = file
         let size: Int64?
         if entry.isMedia {
-            do {
-                if let expiry = try store.licence(itemID: item.id)?.expiresAt, expiry <= clock() {
-                    return .failure(.keyExpired)
-                }
-            } catch {
-                return .failure(errnos.errno(for: error, during: "open"))
-            }
+            // From the tree (rebuilt whenever the store changes): no store read on open.
+            if let expiry = item.licenceExpiresAt, expiry <= clock() { return .failure(.keyExpired) }
             size = Int64(item.size)
             // A cached item's bytes never change: keep the kernel's pages across opens
             // (invalidated by a notification when the item is evicted or changes). So do those

@@ -59,7 +59,8 @@ public final class MountTree: Sendable {
                 let built = TreeBuilder.build(
                     sources: try store.sources(), categories: try store.categories(), items: items,
                     uid: uid, gid: gid, folderTime: folderTime,
-                    recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400), joinedExtensions: joined)
+                    recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400), joinedExtensions: joined,
+                    licenceExpiries: try store.licenceExpiries())
                 token = now
                 let old = current.withLock { snapshot in
                     defer { snapshot = built }

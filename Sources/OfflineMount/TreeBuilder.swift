@@ -41,7 +41,7 @@ public struct TreeBuilder {
     ///   extension (`ts`, `mp4`): the file is listed beside the playlist.
     public static func build(sources: [Source], categories: [Category], items: [ItemListing],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
-                             joinedExtensions: [Int64: String] = [:]) -> TreeSnapshot {
+                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff)
         builder.addSources(sources)
         let categoryIDs = builder.addCategories(categories)
@@ -49,7 +49,8 @@ public struct TreeBuilder {
         for listing in items {
             let item = listing.item
             if unsubscribed.contains(listing.sourceName) && item.state == .discovered && item.bytesPresent == 0 { continue }
-            builder.addItem(listing, categoryIDs: categoryIDs, joinedExtension: joinedExtensions[item.id])
+            builder.addItem(listing, categoryIDs: categoryIDs, joinedExtension: joinedExtensions[item.id],
+                            licenceExpiresAt: licenceExpiries[item.id])
         }
         return builder.finish()
     }
@@ -79,7 +80,8 @@ public struct TreeBuilder {
         return byPath
     }
 
-    mutating func addItem(_ listing: ItemListing, categoryIDs: [[String]: UInt64], joinedExtension: String? = nil) {
+    mutating func addItem(_ listing: ItemListing, categoryIDs: [[String]: UInt64], joinedExtension: String? = nil,
+                          licenceExpiresAt: Date? = nil) {
         let item = listing.item
         guard let fileName = item.fileName, !fileName.isEmpty, item.state != .deleted else { return }
         var files = Self.files(of: item, fileName: fileName)
@@ -93,7 +95,8 @@ public struct TreeBuilder {
         }
         let time = item.downloadedAt ?? item.publishedAt ?? item.addedAt
         items[item.id] = TreeItem(id: item.id, files: files, size: UInt64(max(0, item.size ?? 0)),
-                                  modificationTime: Timestamp(time), state: item.state, isHLS: isHLS)
+                                  modificationTime: Timestamp(time), state: item.state, isHLS: isHLS,
+                                  licenceExpiresAt: licenceExpiresAt)
 
         var places: [UInt64] = []
         if let source = folders[NodeID.sources.inode]!.child(named: FileName(listing.sourceName)) { places.append(source.inode) }

@@ -61,15 +61,18 @@ public struct TreeItem: Hashable, Sendable {
     public var state: ItemState
     /// An HLS item: its media file is the local playlist, sized by the file system.
     public var isHLS: Bool
+    /// When its licence expires (opens fail with `EKEYEXPIRED` from then), if it does.
+    public var licenceExpiresAt: Date?
 
     public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState,
-                isHLS: Bool = false) {
+                isHLS: Bool = false, licenceExpiresAt: Date? = nil) {
         self.id = id
         self.files = files
         self.size = size
         self.modificationTime = modificationTime
         self.state = state
         self.isHLS = isHLS
+        self.licenceExpiresAt = licenceExpiresAt
     }
 }
 

@@ -118,3 +118,30 @@ public struct CacheCommit: Sendable, Equatable {
         self.validator = validator
     }
 }
+
+/// Where an item file's bytes come from: the few columns the range fetcher needs when it
+/// first touches a file (read without decoding the whole item: this is on a reader's first
+/// open).
+public struct CacheFileSource: Sendable, Equatable {
+    public var mediaURL: String?
+    public var thumbnailURL: String?
+    public var subtitles: [SubtitleTrack]
+    /// The item's source's feed URL (its host sets the destination policy).
+    public var feedURL: String
+}
+
+extension LibraryStore {
+    /// The URLs of an item's files and its source's feed URL, in one read; nil for an unknown item.
+    public func cacheFileSource(itemID: Int64) throws -> CacheFileSource? {
+        try read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT item.mediaURL, item.thumbnailURL, item.subtitles, source.feedURL
+                FROM item JOIN source ON source.id = item.sourceID WHERE item.id = ?
+                """, arguments: [itemID]).map { row in
+                CacheFileSource(mediaURL: row[0], thumbnailURL: row[1],
+                                subtitles: (row[2] as String?).flatMap { JSONText.decode([SubtitleTrack].self, from: $0) } ?? [],
+                                feedURL: row[3])
+            }
+        }
+    }
+}

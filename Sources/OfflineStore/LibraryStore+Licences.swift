@@ -4,6 +4,19 @@ internal import GRDB
 extension LibraryStore {
     // MARK: - Licences
 
+    /// When each item's licence expires, for items whose licence has an expiry (the mount's
+    /// tree keeps it, so an open checks it without a store read).
+    public func licenceExpiries() throws -> [Int64: Date] {
+        try read { db in
+            var expiries: [Int64: Date] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT itemID, expiresAt FROM licence WHERE expiresAt IS NOT NULL") {
+                let itemID: Int64 = row[0]
+                expiries[itemID] = Date(dbTime: row[1])
+            }
+            return expiries
+        }
+    }
+
     public func licence(itemID: Int64) throws -> Licence? {
         try read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM licence WHERE itemID = ?"), arguments: [itemID])

@@ -29,22 +29,22 @@ struct StoreCacheIndex: CacheIndex {
     var hls: HLSStreams?
 
     func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin? {
-        guard let item = try store.item(id: itemID) else { return nil }
+        // One narrow read: this runs on a reader's first open of the file.
+        guard let source = try store.cacheFileSource(itemID: itemID) else { return nil }
         let url: String?
         switch file {
-        case "media": url = item.mediaURL
-        case "thumbnail": url = item.thumbnailURL
+        case "media": url = source.mediaURL
+        case "thumbnail": url = source.thumbnailURL
         case let key where key.hasPrefix("subtitle."):
             let language = key.dropFirst("subtitle.".count)
-            url = item.subtitles.first { $0.language == language }?.url
+            url = source.subtitles.first { $0.language == language }?.url
         case let key where key.hasPrefix("hls."):
             url = hls?.resourceURL(itemID: itemID, file: key)?.absoluteString
         default: url = nil
         }
         guard let url else { return nil }
         // As open as the source's own feed URL (a LAN server may serve LAN media).
-        let feedHost = try store.source(id: item.sourceID).flatMap { URL(string: $0.feedURL)?.host } ?? ""
-        return FetchOrigin(url: url, destinationPolicy: .forFeed(host: feedHost))
+        return FetchOrigin(url: url, destinationPolicy: .forFeed(host: URL(string: source.feedURL)?.host ?? ""))
     }
 
     func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
