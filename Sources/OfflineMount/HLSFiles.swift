@@ -70,7 +70,7 @@ final class HLSFiles: Sendable {
         let id = ObjectIdentifier(stream)
         if let cached = joinedFiles.withLock({ $0[itemID] }), cached.stream == id { return cached.file }
         guard let file = HLSJoinedFile(stream: stream, byteSource: byteSource,
-                                       sizeOf: { wholeFileSize(itemID: itemID, key: $0) }) else { return nil }
+                                       sizeOf: { byteSource.knownSize(itemID: itemID, file: $0) }) else { return nil }
         joinedFiles.withLock { $0[itemID] = (id, file) }
         return file
     }
@@ -96,11 +96,11 @@ final class HLSFiles: Sendable {
         return parts[index]
     }
 
-    private func wholeFileSize(itemID: Int64, key: CacheFileKey) -> Int64? {
-        var info = stat()
-        guard stat(byteSource.cacheFilePath(itemID: itemID, file: key), &info) == 0, info.st_size > 0,
-              byteSource.isAvailable(itemID: itemID, file: key, range: ByteRange(0, .max)) else { return nil }
-        return Int64(info.st_size)
+    /// The inode of the part called `name` in `.hls/<id>/`: one dictionary look-up, as players
+    /// look up every segment.
+    func partInode(itemID: Int64, named name: String) -> UInt64? {
+        guard let number = stream(itemID: itemID)?.partNumber(named: name), number < NodeID.maxHLSParts else { return nil }
+        return NodeID.hlsPart(itemID: itemID, part: number).inode
     }
 
     // MARK: - Open

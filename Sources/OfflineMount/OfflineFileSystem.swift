@@ -252,17 +252,21 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     func doLookup(parent: UInt64, name: FileName) -> Result<Entry, Errno> {
         let snapshot = tree.snapshot
-        guard var folder = snapshot.folders[parent] else {
+        guard let folder = snapshot.folders[parent] else {
             return .failure(snapshot.itemFile(parent) != nil ? .notDirectory : .noSuchFileOrDirectory)
-        }
-        if case .hlsItemFolder(_, let itemID)? = NodeID(inode: parent) {
-            folder = hls.folder(parent, parent: folder.parent, itemID: itemID)
         }
         let inode: UInt64
         if name.bytes == [0x2E] {
             inode = folder.inode
         } else if name.bytes == [0x2E, 0x2E] {
             inode = folder.parent
+        } else if case .hlsItemFolder(_, let itemID)? = NodeID(inode: parent) {
+            // `.hls/<id>/` lists the item's stream, not the tree.
+            guard let part = hls.partInode(itemID: itemID, named: name.description) else {
+                // Not cached: the parts appear when the playlist's first open chooses a rendition.
+                return .success(.negative(timeout: 0))
+            }
+            inode = part
         } else if let child = folder.child(named: name) {
             inode = child.inode
         } else {

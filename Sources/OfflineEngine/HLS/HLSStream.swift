@@ -128,7 +128,12 @@ public final class HLSStream: Sendable {
     }
 
     public func part(named name: String) -> HLSPart? {
-        partIndex[name].map { parts[$0] }
+        partNumber(named: name).map { parts[$0] }
+    }
+
+    /// The index in `parts` of the part called `name` (a lookup in `.hls/<id>/`).
+    public func partNumber(named name: String) -> Int? {
+        partIndex[name]
     }
 
     /// The playlist the mount serves as the item's file, with every URI pointing at
