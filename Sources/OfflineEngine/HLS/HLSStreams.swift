@@ -13,7 +13,10 @@ import Synchronization
 public final class HLSStreams: Sendable {
     private let store: LibraryStore
     private let resolver: HLSResolver
-    private let streams = Mutex<[Int64: HLSStream]>([:])
+    /// Chosen renditions by item; nil: the store has none (so a listing of many HLS items nobody
+    /// opened reads the store once per item, not once per `getattr`). This registry is the
+    /// only writer of the store's records while an engine runs, so it is never stale.
+    private let streams = Mutex<[Int64: HLSStream?]>([:])
     /// One resolution at a time: two readers opening the same new playlist fetch it once.
     private let resolving = Mutex<Void>(())
     private let background = DispatchQueue(label: "offlinefs.hls-resolve", attributes: .concurrent)
@@ -26,9 +29,9 @@ public final class HLSStreams: Sendable {
 
     /// The item's chosen rendition if there is one (memory, else the store). No network.
     public func stream(itemID: Int64) -> HLSStream? {
-        if let stream = streams.withLock({ $0[itemID] }) { return stream }
-        guard let record = try? store.hlsStream(itemID: itemID), let stream = try? HLSStream(record: record) else { return nil }
-        streams.withLock { $0[itemID] = stream }
+        if let known = streams.withLock({ $0[itemID] }) { return known }
+        let stream = (try? store.hlsStream(itemID: itemID)).flatMap { $0 }.flatMap { try? HLSStream(record: $0) }
+        streams.withLock { $0[itemID] = .some(stream) }
         return stream
     }
 
@@ -84,7 +87,7 @@ public final class HLSStreams: Sendable {
 
     /// Forgets the item's chosen rendition (store and memory).
     public func forget(itemID: Int64) {
-        _ = streams.withLock { $0.removeValue(forKey: itemID) }
+        streams.withLock { $0[itemID] = .some(nil) }
         try? store.removeHLSStream(itemID: itemID)
     }
 
