@@ -39,6 +39,9 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     /// not yet the exact byte count.
     public var sizeIsEstimate: Bool?
 
+    /// Put before the size in a table: `~` while it is an estimate.
+    public var sizeMark: String { sizeIsEstimate == true ? "~" : "" }
+
     /// The progress column of a table: percent, and segments for HLS (`40.0% 4/10 seg`).
     public var progressText: String {
         String(format: "%.1f%%", progress * 100) + (segments.map { " \($0) seg" } ?? "")

@@ -52,7 +52,7 @@ public enum StatusFiles {
             var name = item.path
             if let error = item.error { name += " (\(error))" }
             lines.append([
-                item.state, progress, item.size.map { (item.sizeIsEstimate == true ? "~" : "") + formatBytes(Double($0)) } ?? "?",
+                item.state, progress, item.size.map { item.sizeMark + formatBytes(Double($0)) } ?? "?",
                 row.speed.map { formatBytes($0) + "/s" } ?? "-", row.etaSeconds.map(formatDuration) ?? "-", name,
             ])
         }

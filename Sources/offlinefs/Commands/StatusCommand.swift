@@ -50,7 +50,7 @@ struct StatusCommand: ParsableCommand {
         var table = TextTable(["STATE", "PROGRESS", "SIZE", "SPEED", "ETA", "ERROR", "ITEM"])
         for item in items {
             table.add([
-                item.state, item.progressText, item.size.map { (item.sizeIsEstimate == true ? "~" : "") + formatBytes($0) } ?? "?",
+                item.state, item.progressText, item.size.map { item.sizeMark + formatBytes($0) } ?? "?",
                 item.speed.map { formatBytes(Int64($0)) + "/s" } ?? "", item.eta.map(formatDuration) ?? "",
                 item.error ?? "", "\(item.source)/\(item.fileName)",
             ])
