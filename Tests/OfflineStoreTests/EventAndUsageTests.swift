@@ -95,4 +95,24 @@ struct EventAndUsageTests {
             #expect(throws: StoreError.self) { try reopened.putHLSStream(HLSStreamRecord(itemID: 999, playlistURL: "x", playlist: Data(), chosenAt: TestClock.start)) }
         }
     }
+
+    @Test("The change token moves when a licence's expiry changes, even without an event (the mount's tree checks expiry on open)")
+    func changeTokenFollowsLicences() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("film", type: .video, mime: "video/mp4")],
+                                       isComplete: true, now: TestClock.start)
+            let item = try #require(try store.item(source: "s", contentID: "film"))
+            let before = try store.changeToken()
+            var licence = Licence(itemID: item.id, terms: LicenceTerms(kind: .rental, rentalDuration: 60),
+                                  acquiredAt: TestClock.start, expiresAt: TestClock.start.addingTimeInterval(60))
+            try store.putLicence(licence)
+            let acquired = try store.changeToken()
+            #expect(acquired != before)
+            licence.expiresAt = TestClock.start.addingTimeInterval(-1)
+            try store.putLicence(licence)
+            #expect(try store.changeToken() != acquired)
+            #expect(try store.licenceExpiries()[item.id] == TestClock.start.addingTimeInterval(-1))
+        }
+    }
 }
