@@ -107,7 +107,7 @@ final class HLSFiles: Sendable {
 
     /// Opens an HLS item's playlist; resolves the rendition first when none is chosen.
     func openPlaylist(item: TreeItem, file: FileInfo, reader: ItemReader, reply: Reply<FileInfo>) {
-        if let errno = refusal(itemID: item.id) { return reply.fail(errno) }
+        if item.licenceHasExpired(at: clock()) { return reply.fail(.keyExpired) }
         guard let streams else { return reply.fail(.ioError) }
         let finish: @Sendable (Result<HLSStream, HLSFailure>) -> Void = { [self] result in
             guard !reply.isAnswered else { return }
@@ -135,8 +135,10 @@ final class HLSFiles: Sendable {
     /// Opens part `index` of an item's stream (a segment, the init segment or the key). A part
     /// whose size the origin has not told yet is opened once its first bytes arrive: players
     /// `fstat` what they open (an MP4 init segment of size 0 does not parse).
-    func openPart(itemID: Int64, index: Int, file: FileInfo, reader: ItemReader, reply: Reply<FileInfo>) {
-        if let errno = refusal(itemID: itemID) { return reply.fail(errno) }
+    func openPart(item: TreeItem, index: Int, file: FileInfo, reader: ItemReader, reply: Reply<FileInfo>) {
+        // Keys and segments alike: nothing of an expired item opens.
+        if item.licenceHasExpired(at: clock()) { return reply.fail(.keyExpired) }
+        let itemID = item.id
         guard let stream = stream(itemID: itemID), index < stream.parts.count else { return reply.fail(.noSuchFileOrDirectory) }
         let part = stream.parts[index]
         var answer = file
@@ -178,8 +180,9 @@ final class HLSFiles: Sendable {
     }
 
     /// Opens the one-file view of a cached stream.
-    func openJoined(itemID: Int64, file: FileInfo, reader: ItemReader) -> Result<FileInfo, Errno> {
-        if let errno = refusal(itemID: itemID) { return .failure(errno) }
+    func openJoined(item: TreeItem, file: FileInfo, reader: ItemReader) -> Result<FileInfo, Errno> {
+        if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
+        let itemID = item.id
         guard let joined = joinedFile(itemID: itemID) else { return .failure(.ioError) }
         var answer = file
         answer.keepCache = true  // only listed while cached; an eviction invalidates it
@@ -188,9 +191,4 @@ final class HLSFiles: Sendable {
         return .success(reader.register(open, answer: answer))
     }
 
-    /// `EKEYEXPIRED` once the item's licence has expired (keys and segments alike).
-    private func refusal(itemID: Int64) -> Errno? {
-        guard let expiry = try? store.licence(itemID: itemID)?.expiresAt, expiry <= clock() else { return nil }
-        return .keyExpired
-    }
 }

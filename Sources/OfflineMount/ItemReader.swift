@@ -62,7 +62,7 @@ final class ItemReader: Sendable {
         let size: Int64?
         if entry.isMedia {
             // From the tree (rebuilt whenever the store changes): no store read on open.
-            if let expiry = item.licenceExpiresAt, expiry <= clock() { return .failure(.keyExpired) }
+            if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
             size = Int64(item.size)
             // A cached item's bytes never change: keep the kernel's pages across opens
             // (invalidated by a notification when the item is evicted or changes). So do those

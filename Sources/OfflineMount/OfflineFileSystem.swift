@@ -130,10 +130,10 @@ public final class OfflineFileSystem: FileSystemOperations {
             // The playlist may need the engine to choose a rendition first: answered later.
             return hls.openPlaylist(item: item, file: file, reader: reader, reply: reply)
         }
-        if case .hlsPart(let itemID, let index)? = NodeID(inode: inode), snapshot.items[itemID] != nil,
+        if case .hlsPart(let itemID, let index)? = NodeID(inode: inode), let item = snapshot.items[itemID],
            !file.isWritable, file.flags & O_TRUNC == 0 {
             // A part whose size is not known yet waits for its first bytes: answered later.
-            return hls.openPart(itemID: itemID, index: index, file: file, reader: reader, reply: reply)
+            return hls.openPart(item: item, index: index, file: file, reader: reader, reply: reply)
         }
         reply.complete(doOpen(inode: inode, file: file))
     }
@@ -319,7 +319,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
         }
         if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
-        if item.files[number].key == TreeItemFile.joinedKey { return hls.openJoined(itemID: item.id, file: file, reader: reader) }
+        if item.files[number].key == TreeItemFile.joinedKey { return hls.openJoined(item: item, file: file, reader: reader) }
         return reader.open(item: item, fileNumber: number, file: file)
     }
 

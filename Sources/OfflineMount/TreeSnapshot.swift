@@ -64,6 +64,11 @@ public struct TreeItem: Hashable, Sendable {
     /// When its licence expires (opens fail with `EKEYEXPIRED` from then), if it does.
     public var licenceExpiresAt: Date?
 
+    /// Whether opens of any of its files are refused with `EKEYEXPIRED` at `now`.
+    public func licenceHasExpired(at now: Date) -> Bool {
+        licenceExpiresAt.map { $0 <= now } ?? false
+    }
+
     public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState,
                 isHLS: Bool = false, licenceExpiresAt: Date? = nil) {
         self.id = id

@@ -170,10 +170,13 @@ struct HLSMountTests {
             var licence = try #require(try fixture.store.licence(itemID: item.id))
             licence.expiresAt = Date().addingTimeInterval(-1)
             try fixture.store.putLicence(licence)
-            let fd = open(keyPath, O_RDONLY)
-            let openErrno = errno
-            if fd >= 0 { close(fd) }
-            #expect(fd < 0 && openErrno == EKEYEXPIRED)
+            // The mount sees it with its next tree refresh (100 ms here).
+            #expect(waitUntil {
+                let fd = open(keyPath, O_RDONLY)
+                let openErrno = errno
+                if fd >= 0 { close(fd) }
+                return fd < 0 && openErrno == EKEYEXPIRED
+            })
             let refused = try play(mount, playlist)
             #expect(refused.status != 0)
         }
