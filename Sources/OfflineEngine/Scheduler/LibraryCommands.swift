@@ -172,13 +172,13 @@ public struct LibraryCommands: CommandPerformer {
         }
         switch intent {
         case .cancel:
-            try drop(try mediaFiles(item))
+            try drop(TransferEngine.mediaFiles(itemID: item.id, store: store, hls: HLSStreams(store: store)))
             try store.removeHLSStream(itemID: item.id)
             try store.setRequested(itemID: item.id, false)
             try store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
         case .evict:
             let subtitles = item.subtitles.map { "subtitle.\($0.language)" }
-            try drop(try mediaFiles(item) + subtitles)
+            try drop(TransferEngine.mediaFiles(itemID: item.id, store: store, hls: HLSStreams(store: store)) + subtitles)
             try store.removeHLSStream(itemID: item.id)
             try store.setDownloaded(itemID: item.id, at: nil)
             try store.setRequested(itemID: item.id, false)
@@ -190,11 +190,6 @@ public struct LibraryCommands: CommandPerformer {
         case .pause, .licenceExpired, .shutdown:
             break
         }
-    }
-
-    /// The cache files holding an item's media: `media`, or an HLS item's segment files.
-    private func mediaFiles(_ item: Item) throws -> [String] {
-        Array(Set(["media"] + (try store.mediaFileKeys(itemID: item.id)))).sorted()
     }
 
     private func renew(_ item: Item) throws -> String {

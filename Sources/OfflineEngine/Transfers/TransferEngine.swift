@@ -59,6 +59,12 @@ public final class TransferEngine: Sendable {
     /// The cache files that hold an item's media: `media`, or an HLS item's segment, init and
     /// key files (thumbnail and subtitles are side files).
     public func mediaFiles(itemID: Int64) -> [CacheFileKey] {
+        Self.mediaFiles(itemID: itemID, store: store, hls: hls)
+    }
+
+    /// The same without an engine (commands applied straight to the store): an HLS item's
+    /// files are named by its stored rendition even where no byte is claimed yet.
+    public static func mediaFiles(itemID: Int64, store: LibraryStore, hls: HLSStreams) -> [CacheFileKey] {
         let hlsFiles = hls.stream(itemID: itemID).map { Array($0.resourceURLs.keys) } ?? []
         let claimed = (try? store.mediaFileKeys(itemID: itemID)) ?? []
         return Array(Set(["media"] + hlsFiles + claimed)).sorted()
