@@ -59,7 +59,7 @@ final class HLSFiles: Sendable {
     func size(of part: HLSPart, itemID: Int64) -> Int64? {
         if let range = part.range { return Int64(range.count) }
         if case .playlist(let track) = part.kind, let stream = stream(itemID: itemID) {
-            return Int64(stream.trackPlaylist(track).utf8.count)
+            return Int64(stream.trackPlaylists[track].count)
         }
         return byteSource.knownSize(itemID: itemID, file: part.resource)
     }
@@ -150,7 +150,7 @@ final class HLSFiles: Sendable {
             return reply.succeed(reader.register(open, answer: answer))
         }
         if case .playlist(let track) = part.kind {
-            let bytes = Array(stream.trackPlaylist(track).utf8)
+            let bytes = stream.trackPlaylists[track]
             let open = OpenFile(itemID: itemID, fileNumber: 0, key: "playlist", size: Int64(bytes.count), path: "", memory: bytes)
             return reply.succeed(reader.register(open, answer: answer))
         }

@@ -21,6 +21,9 @@ public final class HLSStream: Sendable {
     public let container: HLSContainer?
     private let partIndex: [String: Int]
     private let localNames: [[HLSResource: String]]
+    /// Each track's playlist as served from `.hls/<id>/` (bare part names), when the stream
+    /// has several tracks: rendered once, read by every getattr and open.
+    public let trackPlaylists: [[UInt8]]
 
     public var itemID: Int64 { record.itemID }
     /// The variant's own media playlist.
@@ -115,6 +118,9 @@ public final class HLSStream: Sendable {
         self.segmentParts = segmentParts
         self.mainParts = mainParts
         self.localNames = localNames
+        trackPlaylists = tracks.count > 1
+            ? tracks.indices.map { number in Array(Self.render(tracks[number].playlist, names: localNames[number], folder: nil).utf8) }
+            : []
         partIndex = Dictionary(parts.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let main = tracks[0].playlist
         if main.segments.contains(where: { $0.map != nil }) {
@@ -167,8 +173,11 @@ public final class HLSStream: Sendable {
     /// Track `number`'s local media playlist. With `folder` nil its URIs are bare part names:
     /// it is served from `.hls/<id>/` itself.
     public func trackPlaylist(_ number: Int, folder: String? = nil) -> String {
-        let names = localNames[number]
-        return tracks[number].playlist.rendered { resource in
+        Self.render(tracks[number].playlist, names: localNames[number], folder: folder)
+    }
+
+    private static func render(_ playlist: HLSMediaPlaylist, names: [HLSResource: String], folder: String?) -> String {
+        playlist.rendered { resource in
             let name = names[resource] ?? "missing"
             return folder.map { "\($0)/\(name)" } ?? name
         }
