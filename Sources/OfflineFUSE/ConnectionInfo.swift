@@ -47,8 +47,13 @@ public struct ConnectionInfo: Hashable, Sendable {
     public var congestionThreshold: UInt32
     /// Timestamp granularity in nanoseconds (1 = nanosecond times).
     public var timeGranularity: UInt32
+    /// Kernel features beyond `capable` the kernel offers (read-only).
+    public let kernelOffers: KernelFeatures
+    /// Those the filesystem asks for; only features in `kernelOffers` take effect.
+    public var kernelFeatures: KernelFeatures = []
 
-    init(_ conn: fuse_conn_info) {
+    init(_ conn: fuse_conn_info, kernelOffers: KernelFeatures = []) {
+        self.kernelOffers = kernelOffers
         protocolMajor = conn.proto_major
         protocolMinor = conn.proto_minor
         capable = Capabilities(rawValue: conn.capable)

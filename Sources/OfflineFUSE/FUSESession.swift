@@ -53,6 +53,9 @@ public final class FUSESession: Sendable {
     /// Sends kernel cache notifications from its own thread (started by `run`; notifications
     /// queued earlier wait for it); usable from request handlers.
     public let notifier: Notifier
+    /// Backing files for passthrough opens (`KernelFeatures.passthrough`), usable once INIT
+    /// granted it.
+    public let backingFiles: BackingFiles
     private let session: SessionHandle
     private let context: SessionContext
     private let state = Mutex(State())  // protected: mount and teardown steps, each done once
@@ -68,7 +71,9 @@ public final class FUSESession: Sendable {
                 programName: String = "offlinefs",
                 notificationResult: (@Sendable (Notifier.Notification, Int32) -> Void)? = nil) throws(FUSESessionError) {
         self.mountpoint = mountpoint
-        let context = SessionContext(operations: operations, maxRead: Self.maxRead(in: options))
+        let backingFiles = try BackingFiles()
+        self.backingFiles = backingFiles
+        let context = SessionContext(operations: operations, maxRead: Self.maxRead(in: options), backingFiles: backingFiles)
         self.context = context
 
         var arguments = [programName]
@@ -88,6 +93,8 @@ public final class FUSESession: Sendable {
             state.withLock { $0.closed = true }
             throw .mountFailed(mountpoint: mountpoint)
         }
+        // Without it the session still works, with libfuse's features only.
+        _ = backingFiles.install(on: raw)
     }
 
     deinit { close() }

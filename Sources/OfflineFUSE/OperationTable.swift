@@ -9,10 +9,13 @@ final class SessionContext: Sendable {
     let operations: any FileSystemOperations
     /// `-o max_read=N` given: INIT must set the same `conn->max_read` or fail with EPROTO.
     let maxRead: UInt32?
+    /// The I/O layer that negotiates `KernelFeatures`.
+    let backingFiles: BackingFiles
 
-    init(operations: any FileSystemOperations, maxRead: UInt32?) {
+    init(operations: any FileSystemOperations, maxRead: UInt32?, backingFiles: BackingFiles) {
         self.operations = operations
         self.maxRead = maxRead
+        self.backingFiles = backingFiles
     }
 }
 
@@ -63,11 +66,13 @@ enum OperationTable {
             guard let userdata, let conn else { return }
             let context = Unmanaged<SessionContext>.fromOpaque(userdata).takeUnretainedValue()
             if let maxRead = context.maxRead { conn.pointee.max_read = maxRead }
-            var info = ConnectionInfo(conn.pointee)
+            var info = ConnectionInfo(conn.pointee, kernelOffers: context.backingFiles.offered)
             // Splice lets `ReadData.file` replies move cache-file pages without a copy.
             info.enable([.readdirplus, .spliceWrite, .spliceMove])
             context.operations.initialize(&info)
             info.apply(to: &conn.pointee)
+            // The I/O layer adds these to libfuse's INIT reply.
+            context.backingFiles.want(info.kernelFeatures.intersection(info.kernelOffers))
         }
         ops.destroy = { userdata in
             guard let userdata else { return }

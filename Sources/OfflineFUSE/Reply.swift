@@ -101,6 +101,15 @@ extension Reply where Value == FileInfo {
         var info = file.cValue
         send { fuse_reply_open($0, &info) }
     }
+
+    /// Answers `open` with reads and mmaps of the file passed through to `backing` in the
+    /// kernel (`KernelFeatures.passthrough`): none of them reaches the filesystem. `directIO`
+    /// and `keepCache` do not apply.
+    public func succeed(_ file: FileInfo, passthrough backing: BackingFile) {
+        var info = file.cValue
+        info.direct_io = 0
+        send { cfuse_reply_open_backing($0, &info, backing.id) }
+    }
 }
 
 extension Reply where Value == String {

@@ -14,10 +14,14 @@ import Synchronization
 /// /spliced.bin   a real file's bytes, answered by splicing from its descriptor
 /// /delayed.txt   answered 50 ms later from another thread
 /// /slow.txt      a read that waits until interrupted (answered EINTR), bounded at 10 s
+/// /passthrough.bin  the same bytes as spliced.bin, opened with reads passed through to that
+///                   file in the kernel when INIT granted it (else spliced like spliced.bin)
 /// ```
 ///
 /// Counters the tests read back as xattrs: `user.slow-reads` and `user.interrupts` on
-/// `slow.txt`, `user.readdir-calls` on `many/`. Every change is refused: open for writing and
+/// `slow.txt`, `user.readdir-calls` on `many/`, `user.reads` and `user.passthrough-opens` on
+/// `passthrough.bin`, and on the root `user.kernel-features` (the `KernelFeatures` INIT
+/// granted, a number). Every change is refused: open for writing and
 /// setattr with `EACCES`, namespace changes and setxattr with `EPERM`.
 final class ExampleFileSystem: FileSystemOperations {
     private enum Content {
@@ -26,6 +30,7 @@ final class ExampleFileSystem: FileSystemOperations {
         case spliced(descriptor: Int32, size: UInt64)
         case delayed([UInt8])
         case slow
+        case passthrough(path: String, descriptor: Int32, size: UInt64)
     }
 
     private struct Node {
@@ -40,17 +45,24 @@ final class ExampleFileSystem: FileSystemOperations {
         var slowReads = 0
         var interrupts = 0
         var readdirCalls = 0
+        var passthroughReads = 0
+        var passthroughOpens = 0
+        /// One registration shared by every open of passthrough.bin (the kernel's rule).
+        var backing: BackingFile?
     }
 
     static let hello = 2 as UInt64, docs = 3 as UInt64, many = 4 as UInt64
     static let spliced = 5 as UInt64, delayed = 6 as UInt64, slow = 7 as UInt64, readme = 8 as UInt64
+    static let passthrough = 9 as UInt64
     static let manyCount = 1000
 
     private let nodes: [UInt64: Node]  // immutable after init: no lock needed
     private let counters = Mutex(Counters())  // protected: the request counters
     private let timeout = 1.0
+    /// The session's backing files, set once the session exists.
+    let backingFiles = Mutex<BackingFiles?>(nil)
 
-    init(spliceSource: Int32) {
+    init(spliceSource: Int32, spliceSourcePath: String) {
         var nodes: [UInt64: Node] = [:]
         let uid = getuid(), gid = getgid()
         func add(_ inode: UInt64, _ name: String, parent: UInt64, _ content: Content) {
@@ -60,7 +72,7 @@ final class ExampleFileSystem: FileSystemOperations {
                 attributes = .directory(inode: inode)
             case .bytes(let bytes), .delayed(let bytes):
                 attributes = .file(inode: inode, size: UInt64(bytes.count))
-            case .spliced(_, let size):
+            case .spliced(_, let size), .passthrough(_, _, let size):
                 attributes = .file(inode: inode, size: size)
             case .slow:
                 attributes = .file(inode: inode, size: 100)
@@ -72,7 +84,7 @@ final class ExampleFileSystem: FileSystemOperations {
         }
         let manyChildren = (0..<Self.manyCount).map { 1000 + UInt64($0) }
         add(rootInode, "", parent: rootInode,
-            .directory([Self.hello, Self.docs, Self.many, Self.spliced, Self.delayed, Self.slow]))
+            .directory([Self.hello, Self.docs, Self.many, Self.spliced, Self.delayed, Self.slow, Self.passthrough]))
         add(Self.hello, "hello.txt", parent: rootInode, .bytes(Array("Hello, world!\n".utf8)))
         add(Self.docs, "docs", parent: rootInode, .directory([Self.readme]))
         add(Self.readme, "readme.md", parent: Self.docs, .bytes(Array("# Read me\n".utf8)))
@@ -82,6 +94,8 @@ final class ExampleFileSystem: FileSystemOperations {
         }
         let spliceSize = UInt64(max(0, lseek(spliceSource, 0, SEEK_END)))
         add(Self.spliced, "spliced.bin", parent: rootInode, .spliced(descriptor: spliceSource, size: spliceSize))
+        add(Self.passthrough, "passthrough.bin", parent: rootInode,
+            .passthrough(path: spliceSourcePath, descriptor: spliceSource, size: spliceSize))
         add(Self.delayed, "delayed.txt", parent: rootInode, .delayed(Array("arrived later\n".utf8)))
         add(Self.slow, "slow.txt", parent: rootInode, .slow)
         nodes[Self.hello]!.xattrs["user.example"] = Array("value-42".utf8)
@@ -146,6 +160,10 @@ final class ExampleFileSystem: FileSystemOperations {
         reply.succeed(page)
     }
 
+    func initialize(_ connection: inout ConnectionInfo) {
+        connection.kernelFeatures = .all
+    }
+
     func open(inode: UInt64, file: FileInfo, reply: Reply<FileInfo>) {
         guard let node = nodes[inode] else { return reply.fail(.noSuchFileOrDirectory) }
         if file.isWritable { return reply.fail(.permissionDenied) }
@@ -154,8 +172,26 @@ final class ExampleFileSystem: FileSystemOperations {
         case .directory: return reply.fail(.isDirectory)
         case .delayed, .slow: opened.directIO = true  // every read reaches us, none cached
         case .bytes, .spliced: opened.keepCache = true
+        case .passthrough(let path, _, _):
+            if let backing = passthroughBacking(path) { return reply.succeed(opened, passthrough: backing) }
         }
         reply.succeed(opened)
+    }
+
+    /// The backing registration of passthrough.bin, made at its first open; nil when
+    /// passthrough is not available.
+    private func passthroughBacking(_ path: String) -> BackingFile? {
+        guard let files = backingFiles.withLock({ $0 }), files.isPassthroughAvailable else { return nil }
+        return counters.withLock { counters -> BackingFile? in
+            if counters.backing == nil {
+                let fd = Glibc.open(path, O_RDONLY)
+                guard fd >= 0 else { return nil }
+                defer { close(fd) }
+                counters.backing = try? files.register(descriptor: fd).get()
+            }
+            if counters.backing != nil { counters.passthroughOpens += 1 }
+            return counters.backing
+        }
     }
 
     func read(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<ReadData>) {
@@ -165,7 +201,8 @@ final class ExampleFileSystem: FileSystemOperations {
             reply.fail(.isDirectory)
         case .bytes(let bytes):
             reply.succeed(bytes: Self.slice(bytes, size: size, offset: offset))
-        case .spliced(let descriptor, let fileSize):
+        case .spliced(let descriptor, let fileSize), .passthrough(_, let descriptor, let fileSize):
+            if inode == Self.passthrough { counters.withLock { $0.passthroughReads += 1 } }
             let count = max(0, min(Int64(size), Int64(fileSize) - offset))
             reply.succeed(descriptor: descriptor, offset: offset, count: Int(count))
         case .delayed(let bytes):
@@ -201,8 +238,13 @@ final class ExampleFileSystem: FileSystemOperations {
             case (Self.slow, "user.slow-reads"): counters.slowReads
             case (Self.slow, "user.interrupts"): counters.interrupts
             case (Self.many, "user.readdir-calls"): counters.readdirCalls
+            case (Self.passthrough, "user.reads"): counters.passthroughReads
+            case (Self.passthrough, "user.passthrough-opens"): counters.passthroughOpens
             default: nil
             }
+        }
+        if inode == rootInode && name == "user.kernel-features" {
+            return reply.succeed(String(backingFiles.withLock { $0 }?.granted.rawValue ?? 0))
         }
         guard let counter else { return reply.fail(.noData) }
         reply.succeed(String(counter))

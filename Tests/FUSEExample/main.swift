@@ -5,6 +5,7 @@
 import Glibc
 #endif
 import OfflineFUSE
+import Synchronization
 
 func fail(_ message: String) -> Never {
     let line = Array("fuse-example: error: \(message)\n".utf8)
@@ -18,13 +19,15 @@ let source = open(arguments[2], O_RDONLY)
 guard source >= 0 else { fail("cannot open \(arguments[2]): \(Errno(errno))") }
 
 do {
+    let fileSystem = ExampleFileSystem(spliceSource: source, spliceSourcePath: arguments[2])
     let session = try FUSESession(
         mountpoint: arguments[1],
         // max_read exercises the INIT hook that must repeat it (PLATFORM-NOTES).
         options: ["default_permissions", "nosuid", "nodev", "fsname=fuse-example", "subtype=example",
                   "max_read=131072"],
-        operations: ExampleFileSystem(spliceSource: source),
+        operations: fileSystem,
         programName: "fuse-example")
+    fileSystem.backingFiles.withLock { $0 = session.backingFiles }
     try session.installSignalHandlers()
     try session.run(maxIdleThreads: 4)
     session.close()

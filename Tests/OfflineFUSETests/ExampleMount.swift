@@ -78,9 +78,3 @@ struct Failure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Why the mount tests cannot run here, or `nil`.
-enum FUSEAvailability {
-    static let hasDevFuse = FileManager.default.fileExists(atPath: "/dev/fuse")
-    static let hasFusermount = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        .split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/fusermount3") }
-}

@@ -19,4 +19,6 @@ static inline struct fuse_bufvec cfuse_bufvec_fd(int fd, size_t size, off_t offs
     return buf;
 }
 
+#include "cfuse_session_io.h"
+
 #endif

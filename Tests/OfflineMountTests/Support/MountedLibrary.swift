@@ -77,13 +77,6 @@ func withMount(_ fixture: LibraryFixture, options: [String] = [], prefix: [Strin
     #expect(!MountTable.isMounted(fixture.mountpoint))
 }
 
-enum FUSEAvailability {
-    static let hasDevFuse = FileManager.default.fileExists(atPath: "/dev/fuse")
-    static let hasFusermount = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        .split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/fusermount3") }
-    static let isRoot = getuid() == 0
-}
-
 /// `ls -ln --time-style=+%s` of a folder: name → (mode string, uid, size, mtime).
 struct Listing {
     struct Line: Equatable {
