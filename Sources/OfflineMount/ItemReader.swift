@@ -11,6 +11,13 @@ import Synchronization
 // Lock order: `table` is a leaf; `OpenFile`'s locks are leaves; no lock is held while calling
 // the byte source, the store or a reply.
 
+/// What an open answers: the file's flags and handle, and the backing file its reads pass
+/// through to in the kernel, if they do.
+struct OpenAnswer {
+    var file: FileInfo
+    var passthrough: BackingFile?
+}
+
 /// The read path: open files, and reads answered from the cache file (spliced) or, for
 /// missing bytes, from the thread that completes the engine's fetch, or `EIO` once the read
 /// bound passes. Holds no download logic: it only asks `ItemByteSource`.
@@ -22,6 +29,8 @@ final class ItemReader: Sendable {
     private let readTimeout: Duration
     private let clock: @Sendable () -> Date
     private let logger: Logger
+    /// Which media opens read in the kernel, straight from the cache file.
+    let passthrough: PassthroughFiles
 
     private struct Table {
         var files: [UInt64: OpenFile] = [:]
@@ -35,6 +44,8 @@ final class ItemReader: Sendable {
         /// keep them; the first open that finds the item whole drops them (they may date from a
         /// version of the file fetched before).
         var wholeAtLastOpen: Set<Int64> = []
+        /// How each open media handle reads (`PassthroughFiles`).
+        var mediaModes: [UInt64: MediaIO] = [:]
     }
     private let table = Mutex(Table())  // protected: the open-file table
     /// Sends the replies of large reads that waited for bytes, off the engine's threads.
@@ -51,25 +62,30 @@ final class ItemReader: Sendable {
         self.readTimeout = readTimeout
         self.clock = clock
         self.logger = logger
+        passthrough = PassthroughFiles(logger: logger)
     }
 
     // MARK: - Open and close
 
     /// Opens file `fileNumber` of `item` for reading (writes were refused before).
-    func open(item: TreeItem, fileNumber: Int, file: FileInfo) -> Result<FileInfo, Errno> {
+    func open(item: TreeItem, fileNumber: Int, file: FileInfo) -> Result<OpenAnswer, Errno> {
         let entry = item.files[fileNumber]
         var answer = file
         let size: Int64?
+        var mode: MediaIO?
         if entry.isMedia {
             // From the tree (rebuilt whenever the store changes): no store read on open.
             if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
             size = Int64(item.size)
+            let whole = item.state == .cached
+                || (item.size > 0 && byteSource.isAvailable(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
+            let chosen = passthrough.open(itemID: item.id, whole: whole, mayPassThrough: readsNeedNotBeSeen(item),
+                                          path: byteSource.cacheFilePath(itemID: item.id, file: entry.key))
+            mode = chosen
             // A cached item's bytes never change: keep the kernel's pages across opens
             // (invalidated by a notification when the item is evicted or changes). So do those
             // of an item whose every byte was streamed in, from its second open on, so that a
             // re-read does not go through the filesystem before the item is marked `cached`.
-            let whole = item.state == .cached
-                || (item.size > 0 && byteSource.isAvailable(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
             let wasWhole = table.withLock { table -> Bool in
                 guard whole else {
                     table.wholeAtLastOpen.remove(item.id)
@@ -77,7 +93,8 @@ final class ItemReader: Sendable {
                 }
                 return !table.wholeAtLastOpen.insert(item.id).inserted
             }
-            answer.keepCache = item.state == .cached || wasWhole
+            answer.keepCache = chosen == .pageCache && (item.state == .cached || wasWhole)
+            answer.directIO = chosen == .direct
         } else {
             size = sideFileSize(itemID: item.id, key: entry.key)
             answer.directIO = size == nil
@@ -88,10 +105,21 @@ final class ItemReader: Sendable {
             defer { table.nextHandle += 1 }
             table.files[table.nextHandle] = open
             if entry.isMedia { table.openMedia[item.id, default: 0] += 1 }
+            if let mode { table.mediaModes[table.nextHandle] = mode }
             return table.nextHandle
         }
         if entry.isMedia { byteSource.readerOpened(itemID: item.id) }
-        return .success(answer)
+        if case .passthrough(let backing)? = mode { return .success(OpenAnswer(file: answer, passthrough: backing)) }
+        return .success(OpenAnswer(file: answer))
+    }
+
+    /// Whether reads of `item`'s media may bypass the mount: not while a rental's play clock
+    /// waits for the first playback (`noteRead` must see the reads). One store read, only for
+    /// items with a licence expiry.
+    private func readsNeedNotBeSeen(_ item: TreeItem) -> Bool {
+        guard item.licenceExpiresAt != nil else { return true }
+        guard let licence = try? store.licence(itemID: item.id) else { return false }
+        return !(licence.terms.kind == .rental && licence.terms.playDuration != nil && licence.firstPlayedAt == nil)
     }
 
     /// Adds an open file made elsewhere (an HLS playlist, part or one-file view) to the table;
@@ -110,13 +138,15 @@ final class ItemReader: Sendable {
 
     /// The last close of a handle; runs an eviction that waited for it.
     func release(handle: UInt64) {
-        let (closed, evict) = table.withLock { table -> (OpenFile?, Bool) in
-            guard let file = table.files.removeValue(forKey: handle) else { return (nil, false) }
-            guard file.fileNumber == 0 else { return (file, false) }
+        let (closed, mode, evict) = table.withLock { table -> (OpenFile?, MediaIO?, Bool) in
+            guard let file = table.files.removeValue(forKey: handle) else { return (nil, nil, false) }
+            let mode = table.mediaModes.removeValue(forKey: handle)
+            guard file.fileNumber == 0 else { return (file, mode, false) }
             let left = (table.openMedia[file.itemID] ?? 1) - 1
             table.openMedia[file.itemID] = left > 0 ? left : nil
-            return (file, left == 0 && table.pendingEvictions.remove(file.itemID) != nil)
+            return (file, mode, left == 0 && table.pendingEvictions.remove(file.itemID) != nil)
         }
+        if let closed, let mode { passthrough.close(itemID: closed.itemID, mode: mode) }
         guard let closed, closed.fileNumber == 0 else { return }
         byteSource.readerClosed(itemID: closed.itemID)
         if evict { runEviction(closed.itemID) }

@@ -85,8 +85,10 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.
-    public func start(notifier: Notifier, refreshInterval: Duration) {
+    /// - Parameter backingFiles: the session's, for passthrough opens of cached media.
+    public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration) {
         self.notifier.withLock { $0 = notifier }
+        if let backingFiles { reader.passthrough.attach(backingFiles) }
         tree.refresh(force: true)
         events.update()
         tree.startRefreshing(every: refreshInterval) { old, new in
@@ -100,6 +102,9 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     public func initialize(_ connection: inout ConnectionInfo) {
         connection.enable([.asyncRead, .readdirplus, .readdirplusAuto, .parallelDirectoryOperations])
+        // Cached media read straight from the cache file; media still arriving skips the
+        // page cache and stays mmappable (`PassthroughFiles`).
+        connection.kernelFeatures = [.passthrough, .directIOMmap]
     }
 
     public func destroy() { tree.stop() }
@@ -135,7 +140,15 @@ public final class OfflineFileSystem: FileSystemOperations {
             // A part whose size is not known yet waits for its first bytes: answered later.
             return hls.openPart(item: item, index: index, file: file, reader: reader, reply: reply)
         }
-        reply.complete(doOpen(inode: inode, file: file))
+        switch doOpen(inode: inode, file: file) {
+        case .success(let answer):
+            if let backing = answer.passthrough {
+                reply.succeed(answer.file, passthrough: backing)
+            } else {
+                reply.succeed(answer.file)
+            }
+        case .failure(let errno): reply.fail(errno)
+        }
     }
 
     public func read(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<ReadData>) {
@@ -311,15 +324,17 @@ public final class OfflineFileSystem: FileSystemOperations {
         return inode >= HiddenFile.control.inode && inode < 16 ? 0 : cacheTimeout
     }
 
-    func doOpen(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
-        if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file) }
+    func doOpen(inode: UInt64, file: FileInfo) -> Result<OpenAnswer, Errno> {
+        if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file).map { OpenAnswer(file: $0) } }
         let snapshot = tree.snapshot
         if case .hlsPart? = NodeID(inode: inode) { return .failure(.permissionDenied) }  // writes; reads went to `open`
         guard let (item, number) = snapshot.itemFile(inode) else {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
         }
         if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
-        if item.files[number].key == TreeItemFile.joinedKey { return hls.openJoined(item: item, file: file, reader: reader) }
+        if item.files[number].key == TreeItemFile.joinedKey {
+            return hls.openJoined(item: item, file: file, reader: reader).map { OpenAnswer(file: $0) }
+        }
         return reader.open(item: item, fileNumber: number, file: file)
     }
 

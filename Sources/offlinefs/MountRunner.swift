@@ -62,7 +62,7 @@ struct MountRunner {
         } catch {
             logger.warning("no signal handlers (Ctrl-C will not unmount cleanly): \(error)")
         }
-        fileSystem.start(notifier: session.notifier, refreshInterval: mountOptions.refreshInterval)
+        fileSystem.start(notifier: session.notifier, backingFiles: session.backingFiles, refreshInterval: mountOptions.refreshInterval)
         engine.start()
         // Sequential readers get 1 MiB requests instead of 128 KiB ones (a fraction of the
         // per-request cost). Waits for INIT, so on a thread of its own; without root it fails
