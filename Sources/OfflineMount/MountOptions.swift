@@ -64,12 +64,24 @@ public struct MountOptions: Hashable, Sendable {
         return options
     }
 
+    /// The largest read request unless `-o max_read=N` says otherwise: 960 KiB. A reply is
+    /// spliced from the cache file only when it fits libfuse's pipe (1 MiB, the system's
+    /// `pipe-max-size`, less libfuse's margin of a few pages); a 1 MiB reply would be copied
+    /// twice through a fresh buffer instead.
+    public static let defaultMaxRead = 960 << 10
+
+    /// The largest read request the kernel will send.
+    public var maxRead: Int {
+        passThrough.last { $0.hasPrefix("max_read=") }.flatMap { Int($0.dropFirst("max_read=".count)) } ?? Self.defaultMaxRead
+    }
+
     /// The option list for `FUSESession`.
     public var fuseOptions: [String] {
         var list = ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs"]
         if allowOther { list.append("allow_other") }
         if autoUnmount { list.append("auto_unmount") }
         if debug { list.append("debug") }
+        if !passThrough.contains(where: { $0.hasPrefix("max_read=") }) { list.append("max_read=\(Self.defaultMaxRead)") }
         return list + passThrough
     }
 

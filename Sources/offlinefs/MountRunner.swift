@@ -12,8 +12,6 @@ struct MountRunner {
     let options: MountOptions
     let foreground: Bool
 
-    /// The kernel's read-ahead on the mount: FUSE requests are at most 1 MiB (libfuse's buffer).
-    static let readAheadKilobytes = 1024
 
     func run() throws {
         let mountOptions = options
@@ -64,11 +62,12 @@ struct MountRunner {
         }
         fileSystem.start(notifier: session.notifier, backingFiles: session.backingFiles, refreshInterval: mountOptions.refreshInterval)
         engine.start()
-        // Sequential readers get 1 MiB requests instead of 128 KiB ones (a fraction of the
-        // per-request cost). Waits for INIT, so on a thread of its own; without root it fails
-        // and the kernel's default stays.
+        // Sequential readers of the page cache get requests of `max_read` instead of 128 KiB
+        // (a fraction of the per-request cost). Waits for INIT, so on a thread of its own;
+        // without root it fails and the kernel's default stays.
+        let readAhead = mountOptions.maxRead / 1024
         Thread {
-            if let error = session.setReadAhead(kilobytes: Self.readAheadKilobytes) {
+            if let error = session.setReadAhead(kilobytes: readAhead) {
                 logger.debug("kernel read-ahead of \(mountpoint) left at its default: \(error)")
             }
         }.start()

@@ -22,11 +22,14 @@ struct TreeUnitTests {
 
     @Test func mountOptionsFixTheSecuritySettingsAndPassTheRest() throws {
         let plain = try MountOptions.parse([])
-        #expect(plain.fuseOptions == ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs", "auto_unmount"])
+        #expect(plain.fuseOptions == ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs", "auto_unmount",
+                                      "max_read=983040"])
+        #expect(plain.maxRead == 983_040)
         #expect(plain.readTimeout == .seconds(30))
         let asked = try MountOptions.parse(["allow_other,noauto_unmount,max_read=131072", "default_permissions"])
         #expect(asked.fuseOptions == ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs",
                                       "allow_other", "max_read=131072"])
+        #expect(asked.maxRead == 131_072)
         for bad in ["read-timeout=", "read-timeout=abc", "read-timeout=-1s", "refresh=0", "suid", "dev", "fsname=x"] {
             #expect(throws: MountOptions.ParseError.self, "\(bad)") { try MountOptions.parse([bad]) }
         }
