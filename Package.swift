@@ -99,7 +99,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "OfflineBenchmarks",
-            dependencies: ["OfflineEngine", "OfflineStore", "OfflineTestSupport"],
+            dependencies: ["OfflineEngine", "OfflineStore", "OfflineMount", "OfflineFUSE", "OfflineTestSupport",
+                           .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/OfflineBenchmarks",
             swiftSettings: swiftSettings
         ),
