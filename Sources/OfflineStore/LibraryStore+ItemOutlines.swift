@@ -23,15 +23,11 @@ extension LibraryStore {
                     downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
                     hasThumbnail: row.bool(10)))
             }
-            // Links and subtitle tracks are joined here by item id: few items have them, and an
-            // SQL join would repeat every item's columns per link.
-            var positions: [Int64: Int]?
+            // Links and subtitle tracks are joined here by item id (an SQL join would repeat
+            // every item's columns per link).
+            var positions: ItemPositions?
             func position(of id: Int64) -> Int? {
-                if positions == nil {
-                    var byID = [Int64: Int](minimumCapacity: outlines.count)
-                    for (index, outline) in outlines.enumerated() { byID[outline.id] = index }
-                    positions = byID
-                }
+                if positions == nil { positions = ItemPositions(outlines.lazy.map(\.id)) }
                 return positions![id]
             }
             try SQLiteColumns.forEachRow(db, sql: "SELECT itemID, categoryID FROM itemCategory") { row in
@@ -52,5 +48,32 @@ extension LibraryStore {
             }
             return outlines
         }
+    }
+}
+
+/// Item id → position in a list. Ids are handed out in order and rarely removed, so they
+/// are usually dense: then an array indexed by id, else a dictionary.
+struct ItemPositions {
+    private var first: Int64 = 0
+    private var dense: [Int32] = []
+    private var sparse: [Int64: Int] = [:]
+
+    init(_ ids: some Collection<Int64>) {
+        guard let low = ids.min(), let high = ids.max() else { return }
+        if high - low < Int64(ids.count) * 4 + 1024, ids.count < Int(Int32.max) {
+            first = low
+            dense = [Int32](repeating: -1, count: Int(high - low) + 1)
+            for (position, id) in ids.enumerated() { dense[Int(id - low)] = Int32(position) }
+        } else {
+            sparse.reserveCapacity(ids.count)
+            for (position, id) in ids.enumerated() { sparse[id] = position }
+        }
+    }
+
+    subscript(id: Int64) -> Int? {
+        guard !dense.isEmpty else { return sparse[id] }
+        guard id >= first, id - first < Int64(dense.count) else { return nil }
+        let position = dense[Int(id - first)]
+        return position < 0 ? nil : Int(position)
     }
 }
