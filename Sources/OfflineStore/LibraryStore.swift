@@ -50,14 +50,11 @@ public final class LibraryStore: Sendable {
             // prepareDatabase ran: restore FULL on the one connection that writes.
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                try checkIntegrity(db, path: path)
                 // A 100k-item merge touches tens of MB of pages in one transaction; with the
-                // default 2 MB cache SQLite spills to the WAL mid-transaction.
+                // default 2 MB cache SQLite spills to the WAL mid-transaction. (Set after the
+                // check, which would otherwise fill it with every page of the file.)
                 try db.execute(sql: "PRAGMA cache_size = -32768")
-                let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
-                if problems != ["ok"] {
-                    throw StoreError(.corruptDatabase,
-                        "library database \(path) failed its integrity check: \(problems.prefix(5).joined(separator: "; "))")
-                }
             }
             try StoreSchema.migrator.migrate(pool)
         } catch let error as StoreError {
@@ -68,6 +65,33 @@ public final class LibraryStore: Sendable {
             throw StoreError(.databaseError, "cannot open library database \(path)", underlying: error)
         }
         return LibraryStore(folder: folder, pool: pool, clock: clock)
+    }
+
+    /// `PRAGMA quick_check` of the whole file: every page, b-tree and NOT NULL column, but not
+    /// the schema's CHECK constraints (its enumerations). Writes enforce those; evaluating them
+    /// again for every row was nine tenths of the check (0.25 s of 0.28 s at 100,000 items).
+    private static func checkIntegrity(_ db: Database, path: String) throws {
+        readAhead(path)
+        try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+        let problems = Result { try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        // Writes on this connection must be checked again: failing to restore fails the open.
+        try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
+        let lines = try problems.get()
+        if lines != ["ok"] {
+            throw StoreError(.corruptDatabase,
+                "library database \(path) failed its integrity check: \(lines.prefix(5).joined(separator: "; "))")
+        }
+    }
+
+    /// Reads the file once from start to end so the check finds it in the page cache: the
+    /// check visits pages in b-tree order, one small read each, which on a file not in the
+    /// page cache (after a boot) took 1.7 s at 100,000 items against 0.02 s for this pass.
+    private static func readAhead(_ path: String) {
+        let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return }  // the open that follows reports why
+        defer { Glibc.close(file) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while buffer.withUnsafeMutableBytes({ Glibc.read(file, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     /// Closes every connection. Further calls fail with `.databaseError`.
