@@ -5,20 +5,23 @@ extension LibraryStore {
     /// Every item a listing shows (those with a file name, tombstones left out) in listing
     /// order: source name, then title, then id, as `items(matching:)`. The mount builds its
     /// tree from these on every change, so only the listed columns are read.
+    ///
+    /// The query scans the table: with `fileName IS NOT NULL` free to use the file name's
+    /// index, SQLite walked the index and looked up every row from it.
     public func itemOutlines() throws -> [ItemOutline] {
-        try read { db in
+        let (types, states) = (Spellings(ItemType.allCases, \.rawValue), Spellings(ItemState.allCases, \.rawValue))
+        return try read { db in
             var outlines: [ItemOutline] = []
             try SQLiteColumns.forEachRow(db, sql: """
                 SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
                        item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL
                 FROM item JOIN source ON source.id = item.sourceID
-                WHERE item.state <> 'deleted' AND item.fileName IS NOT NULL
+                WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL
                 ORDER BY source.name, item.title, item.id
                 """) { row in
                 outlines.append(ItemOutline(
                     id: row.int64(0), sourceID: row.int64(1), fileName: row.text(2) ?? "",
-                    type: row.text(3).flatMap(ItemType.init(rawValue:)) ?? .file,
-                    state: row.text(4).flatMap(ItemState.init(rawValue:)) ?? .failed,
+                    type: row.value(3, spelledIn: types) ?? .file, state: row.value(4, spelledIn: states) ?? .failed,
                     size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
                     downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
                     hasThumbnail: row.bool(10)))

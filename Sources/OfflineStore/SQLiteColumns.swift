@@ -29,9 +29,27 @@ struct SQLiteColumns {
         isNull(index) ? nil : Date(timeIntervalSince1970: sqlite3_column_double(statement, index))
     }
 
+    /// The value whose spelling is the column's text (nil for NULL or an unknown spelling),
+    /// matched on the bytes: no String per row.
+    func value<Value>(_ index: Int32, spelledIn spellings: Spellings<Value>) -> Value? {
+        guard let start = sqlite3_column_text(statement, index) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, index))
+        let text = UnsafeBufferPointer(start: start, count: count)
+        return spellings.entries.first { $0.bytes.count == count && $0.bytes.elementsEqual(text) }?.value
+    }
+
     func text(_ index: Int32) -> String? {
         guard let start = sqlite3_column_text(statement, index) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, index))
         return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+    }
+}
+
+/// The stored spellings of an enumeration (its raw values), as UTF-8 bytes.
+struct Spellings<Value> {
+    let entries: [(bytes: [UInt8], value: Value)]
+
+    init(_ values: [Value], _ spelling: (Value) -> String) {
+        entries = values.map { (Array(spelling($0).utf8), $0) }
     }
 }
