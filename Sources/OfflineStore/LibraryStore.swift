@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+internal import GRDBSQLite
 
 /// The library database: one SQLite file per library folder (`<library>/library.sqlite`).
 ///
@@ -74,7 +75,7 @@ public final class LibraryStore: Sendable {
     /// the schema's CHECK constraints (its enumerations). Writes enforce those; evaluating them
     /// again for every row was nine tenths of the check (0.25 s of 0.28 s at 100,000 items).
     private static func checkIntegrity(_ db: Database, path: String) throws {
-        readAhead(path)
+        readAhead(db)
         try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
         let problems = Result { try String.fetchAll(db, sql: "PRAGMA quick_check") }
         // Writes on this connection must be checked again: failing to restore fails the open.
@@ -89,12 +90,29 @@ public final class LibraryStore: Sendable {
     /// Reads the file once from start to end so the check finds it in the page cache: the
     /// check visits pages in b-tree order, one small read each, which on a file not in the
     /// page cache (after a boot) took 1.7 s at 100,000 items against 0.02 s for this pass.
-    private static func readAhead(_ path: String) {
-        let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard file >= 0 else { return }  // the open that follows reports why
-        defer { Glibc.close(file) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while buffer.withUnsafeMutableBytes({ Glibc.read(file, $0.baseAddress, $0.count) }) > 0 {}
+    ///
+    /// Through the connection's own file handle, not a descriptor of our own: closing any
+    /// descriptor of the file drops every POSIX lock this process holds on it, SQLite's too
+    /// (a daemonized mount's database then read as malformed).
+    private static func readAhead(_ db: Database) {
+        guard let connection = db.sqliteConnection else { return }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard withUnsafeMutablePointer(to: &file, {
+                  sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, $0)
+              }) == SQLITE_OK,
+              let file, let methods = file.pointee.pMethods,
+              let read = methods.pointee.xRead, let fileSize = methods.pointee.xFileSize else { return }
+        var size: sqlite3_int64 = 0
+        guard fileSize(file, &size) == SQLITE_OK else { return }
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: sqlite3_int64 = 0
+        while offset < size {
+            let count = min(sqlite3_int64(chunk), size - offset)
+            guard read(file, buffer, Int32(count), offset) == SQLITE_OK else { return }
+            offset += count
+        }
     }
 
     /// Closes every connection. Further calls fail with `.databaseError`.
