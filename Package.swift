@@ -61,7 +61,8 @@ let package = Package(
         ),
         .target(
             name: "OfflineStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            // GRDBSQLite: SQLite's C API, to read the columns of 100k-row listings in place.
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -99,7 +100,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "OfflineBenchmarks",
-            dependencies: ["OfflineEngine", "OfflineStore", "OfflineTestSupport"],
+            dependencies: ["OfflineEngine", "OfflineStore", "OfflineMount", "OfflineFUSE", "OfflineTestSupport",
+                           .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/OfflineBenchmarks",
             swiftSettings: swiftSettings
         ),

@@ -9,6 +9,9 @@
 //   offlinefs-bench hls [segments=600] [segment-kib=256]
 //       download a generated HLS stream from an in-process origin through the engine, then
 //       the same segments with curl, sequentially and with the same parallelism
+//   offlinefs-bench tree [items=100000] [--plain]
+//       what a mount does before it serves: open the store, build the tree (store read and
+//       build apart); --plain: no categories or side files, like the bench corpus
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -17,6 +20,7 @@ let usage = """
       sync-rss [items]
       transfers --origin URL --library DIR [--count N] [--size BYTES] [--parallel N] [--checksums FILE]
       hls [segments] [segment-kib]
+      tree [items] [--plain]
     """
 
 do {
@@ -28,6 +32,8 @@ do {
         try TransferBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "hls":
         try HLSBenchmark(arguments: Array(arguments.dropFirst())).run()
+    case "tree":
+        try TreeBenchmark(arguments: Array(arguments.dropFirst())).run()
     default:
         print(usage)
         exit(arguments.isEmpty ? 0 : 2)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A name inside a directory, copied out of a request as the kernel sent it.
 ///
 /// The kernel passes raw bytes: a user may type a name that is not valid UTF-8. Decoding it
@@ -27,4 +31,17 @@ public struct FileName: Hashable, Sendable, CustomStringConvertible, Expressible
     public var isDotOrDotDot: Bool { bytes == [0x2E] || bytes == [0x2E, 0x2E] }
 
     public var description: String { String(decoding: bytes, as: UTF8.self) }
+
+    // Hashing and comparing the bytes in one go: the derived versions went a byte at a time,
+    // which showed in building and looking up folders of 100,000 names.
+
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    public static func == (lhs: FileName, rhs: FileName) -> Bool {
+        lhs.bytes.count == rhs.bytes.count && lhs.bytes.withUnsafeBytes { left in
+            rhs.bytes.withUnsafeBytes { right in left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0 }
+        }
+    }
 }

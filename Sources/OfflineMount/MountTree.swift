@@ -51,10 +51,10 @@ public final class MountTree: Sendable {
                 let now = try store.changeToken()
                 if !force, now == token { return nil }
                 let recentDays = try store.policy(.recentDays)
-                let items = try store.items(matching: .all)
+                let items = try store.itemOutlines()
                 var joined: [Int64: String] = [:]
-                for listing in items where listing.item.type == .hls && listing.item.state == .cached {
-                    joined[listing.item.id] = joinedExtension(listing.item.id)
+                for item in items where item.type == .hls && item.state == .cached {
+                    joined[item.id] = joinedExtension(item.id)
                 }
                 let built = TreeBuilder.build(
                     sources: try store.sources(), categories: try store.categories(), items: items,

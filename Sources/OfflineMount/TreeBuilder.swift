@@ -7,8 +7,18 @@ import OfflineStore
 ///
 /// Which items are listed: those with a file name (not `metadata-pending`), not `deleted`,
 /// and not undownloaded items of an unsubscribed source (DESIGN §2 toggles).
+///
+/// A mount waits for the first build before it serves, so the per-item work is kept small:
+/// folders are found by position (`slot`), not by inode or name, while building.
 public struct TreeBuilder {
-    private var folders: [UInt64: TreeFolder] = [:]
+    /// Every folder, by slot; `slots` gives the slot of an inode.
+    private var folders: [TreeFolder] = []
+    private var slots: [UInt64: Int] = [:]
+    private var sourceSlots: [Int64: Int] = [:]
+    private var categorySlots: [Int64: Int] = [:]
+    /// Slots of `state/<name>`, in `TreeSnapshot.stateFolders` order.
+    private var stateSlots: [Int] = []
+    private var recentSlot = 0
     private var items: [Int64: TreeItem] = [:]
     private let uid: UInt32, gid: UInt32
     private let folderTime: Timestamp
@@ -20,75 +30,108 @@ public struct TreeBuilder {
         self.gid = gid
         self.folderTime = folderTime
         self.recentCutoff = recentCutoff
-        var root = TreeFolder(inode: NodeID.root.inode, parent: NodeID.root.inode)
+        let root = addFolder(NodeID.root.inode, parent: NodeID.root.inode)
         for (name, node) in [("sources", NodeID.sources), ("categories", .categories), ("state", .states), ("recent", .recent)] {
-            root.add(TreeChild(name: FileName(name), inode: node.inode, isDirectory: true))
-            folders[node.inode] = TreeFolder(inode: node.inode, parent: root.inode)
+            folders[root].add(TreeChild(name: FileName(name), inode: node.inode, isDirectory: true))
+            let slot = addFolder(node.inode, parent: NodeID.root.inode)
+            if node == .recent { recentSlot = slot }
         }
         for file in HiddenFile.allCases {
-            root.add(TreeChild(name: FileName(file.name), inode: file.inode, isDirectory: false))
+            folders[root].add(TreeChild(name: FileName(file.name), inode: file.inode, isDirectory: false))
         }
-        folders[root.inode] = root
+        let states = slots[NodeID.states.inode]!
         for (index, state) in TreeSnapshot.stateFolders.enumerated() {
             let inode = NodeID.stateFolder(index).inode
-            folders[NodeID.states.inode]!.add(TreeChild(name: FileName(state.rawValue), inode: inode, isDirectory: true))
-            folders[inode] = TreeFolder(inode: inode, parent: NodeID.states.inode)
+            folders[states].add(TreeChild(name: FileName(state.rawValue), inode: inode, isDirectory: true))
+            stateSlots.append(addFolder(inode, parent: NodeID.states.inode))
         }
     }
 
-    /// Builds the whole tree from the store's rows.
+    /// Builds the whole tree from the store's rows (`LibraryStore.itemOutlines()`).
     /// - Parameter joinedExtensions: for fully cached HLS items that can be one file, its
     ///   extension (`ts`, `mp4`): the file is listed beside the playlist.
-    public static func build(sources: [Source], categories: [Category], items: [ItemListing],
+    public static func build(sources: [Source], categories: [Category], items: [ItemOutline],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
                              joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff)
         builder.addSources(sources)
-        let categoryIDs = builder.addCategories(categories)
-        let unsubscribed = Set(sources.filter { !$0.subscribed }.map(\.name))
-        for listing in items {
-            let item = listing.item
-            if unsubscribed.contains(listing.sourceName) && item.state == .discovered && item.bytesPresent == 0 { continue }
-            builder.addItem(listing, categoryIDs: categoryIDs, joinedExtension: joinedExtensions[item.id],
-                            licenceExpiresAt: licenceExpiries[item.id])
+        builder.addCategories(categories)
+        builder.reserve(for: items)
+        let unsubscribed = Set(sources.filter { !$0.subscribed }.map(\.id))
+        for item in items {
+            if item.state == .discovered && item.bytesPresent == 0 && unsubscribed.contains(item.sourceID) { continue }
+            // Most libraries have neither: skip the look-ups then.
+            let joined = item.type == .hls && item.state == .cached ? joinedExtensions[item.id] : nil
+            let expiry = licenceExpiries.isEmpty ? nil : licenceExpiries[item.id]
+            builder.addItem(item, joinedExtension: joined, licenceExpiresAt: expiry)
         }
         return builder.finish()
     }
 
+    /// Builds the whole tree from full listings (`LibraryStore.items(matching:)`): the same
+    /// tree as from their outlines.
+    public static func build(sources: [Source], categories: [Category], items: [ItemListing],
+                             uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
+                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
+        let categoryIDs = Dictionary(categories.map { ($0.path, $0.id) }, uniquingKeysWith: { first, _ in first })
+        let outlines = items.compactMap { listing in
+            ItemOutline(listing.item, categoryIDs: listing.categoryPaths.compactMap { categoryIDs[$0] })
+        }
+        return build(sources: sources, categories: categories, items: outlines, uid: uid, gid: gid, folderTime: folderTime,
+                     recentCutoff: recentCutoff, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries)
+    }
+
+    private mutating func addFolder(_ inode: UInt64, parent: UInt64) -> Int {
+        slots[inode] = folders.count
+        folders.append(TreeFolder(inode: inode, parent: parent))
+        return folders.count - 1
+    }
+
     mutating func addSources(_ sources: [Source]) {
+        let parent = slots[NodeID.sources.inode]!
         for source in sources.sorted(by: { $0.name < $1.name }) {
             let inode = NodeID.source(source.id).inode
-            folders[NodeID.sources.inode]!.add(TreeChild(name: FileName(source.name), inode: inode, isDirectory: true))
-            folders[inode] = TreeFolder(inode: inode, parent: NodeID.sources.inode)
+            folders[parent].add(TreeChild(name: FileName(source.name), inode: inode, isDirectory: true))
+            sourceSlots[source.id] = addFolder(inode, parent: NodeID.sources.inode)
         }
     }
 
     /// Adds category folders (parents before children: `categories` is ordered by path).
-    /// Returns name path → folder inode.
-    mutating func addCategories(_ categories: [Category]) -> [[String]: UInt64] {
-        var byID: [Int64: UInt64] = [:]
-        var byPath: [[String]: UInt64] = [:]
+    mutating func addCategories(_ categories: [Category]) {
         for category in categories.sorted(by: { $0.path.count < $1.path.count }) {
-            let parent = category.parentID.map { byID[$0] } ?? NodeID.categories.inode
+            let parent = category.parentID.map { categorySlots[$0] } ?? slots[NodeID.categories.inode]
             guard let parent else { continue }  // an orphan cannot be stored; skip it anyway
             let inode = NodeID.category(category.id).inode
-            folders[parent]!.add(TreeChild(name: FileName(category.folderName), inode: inode, isDirectory: true))
-            folders[inode] = TreeFolder(inode: inode, parent: parent)
-            byID[category.id] = inode
-            byPath[category.path] = inode
+            folders[parent].add(TreeChild(name: FileName(category.folderName), inode: inode, isDirectory: true))
+            categorySlots[category.id] = addFolder(inode, parent: folders[parent].inode)
         }
-        return byPath
     }
 
-    mutating func addItem(_ listing: ItemListing, categoryIDs: [[String]: UInt64], joinedExtension: String? = nil,
-                          licenceExpiresAt: Date? = nil) {
-        let item = listing.item
-        guard let fileName = item.fileName, !fileName.isEmpty, item.state != .deleted else { return }
-        var files = Self.files(of: item, fileName: fileName)
+    /// Sizes the item table and the source, category and state folders once, instead of
+    /// growing them (and rehashing their names) item by item.
+    private mutating func reserve(for items: [ItemOutline]) {
+        self.items.reserveCapacity(items.count)
+        var names = [Int](repeating: 0, count: folders.count)
+        for item in items {
+            // At most this many names: the joined HLS file, or a dropped side file, is rare.
+            let files = 1 + (item.hasThumbnail ? 1 : 0) + item.subtitles.count
+            if let slot = sourceSlots[item.sourceID] { names[slot] += files }
+            for category in item.categoryIDs {
+                if let slot = categorySlots[category] { names[slot] += files }
+            }
+            if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) { names[stateSlots[index]] += files }
+        }
+        for (slot, count) in names.enumerated() where count > 0 {
+            folders[slot].reserveCapacity(folders[slot].children.count + count)
+        }
+    }
+
+    mutating func addItem(_ item: ItemOutline, joinedExtension: String? = nil, licenceExpiresAt: Date? = nil) {
+        guard !item.fileName.isEmpty, item.state != .deleted else { return }
+        var files = Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, subtitles: item.subtitles)
         let isHLS = item.type == .hls && item.id <= NodeID.maxHLSItemID
         if isHLS, item.state == .cached, let joinedExtension {
-            let stem = fileName.lastIndex(of: ".").map { String(fileName[..<$0]) } ?? fileName
-            let name = "\(stem).\(joinedExtension)"
+            let name = "\(Self.stem(of: item.fileName)).\(joinedExtension)"
             if name.utf8.count <= FileNaming.maxBytes, files.count < NodeID.filesPerItem {
                 files.append(TreeItemFile(name: FileName(name), key: TreeItemFile.joinedKey))
             }
@@ -98,49 +141,63 @@ public struct TreeBuilder {
                                   modificationTime: Timestamp(time), state: item.state, isHLS: isHLS,
                                   licenceExpiresAt: licenceExpiresAt)
 
-        var places: [UInt64] = []
-        if let source = folders[NodeID.sources.inode]!.child(named: FileName(listing.sourceName)) { places.append(source.inode) }
-        places += listing.categoryPaths.compactMap { categoryIDs[$0] }
-        if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) { places.append(NodeID.stateFolder(index).inode) }
+        if let slot = sourceSlots[item.sourceID] { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
+        for category in item.categoryIDs {
+            if let slot = categorySlots[category] { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
+        }
+        if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) {
+            place(files, itemID: item.id, isHLS: isHLS, in: stateSlots[index])
+        }
         if item.state == .cached, let downloaded = item.downloadedAt, downloaded >= recentCutoff {
-            places.append(NodeID.recent.inode)
+            place(files, itemID: item.id, isHLS: isHLS, in: recentSlot)
         }
-        for place in places {
-            for (number, file) in files.enumerated() {
-                folders[place]?.add(TreeChild(name: file.name, inode: NodeID.itemFile(itemID: item.id, file: number).inode,
-                                              isDirectory: false))
-            }
-            if isHLS { addHLSFolder(in: place, itemID: item.id) }
+    }
+
+    /// Lists an item's files in one folder.
+    private mutating func place(_ files: [TreeItemFile], itemID: Int64, isHLS: Bool, in slot: Int) {
+        for (number, file) in files.enumerated() {
+            folders[slot].add(TreeChild(name: file.name, inode: NodeID.itemFile(itemID: itemID, file: number).inode,
+                                        isDirectory: false))
         }
+        if isHLS { addHLSFolder(in: slot, itemID: itemID) }
     }
 
     /// `<place>/.hls/<item id>/`, where the item's playlist finds its segments (DESIGN §3).
     /// Its files come from the item's stream, not the tree.
-    private mutating func addHLSFolder(in place: UInt64, itemID: Int64) {
-        guard let parent = HLSParent(folder: place), folders[place] != nil else { return }
+    private mutating func addHLSFolder(in slot: Int, itemID: Int64) {
+        let place = folders[slot].inode
+        guard let parent = HLSParent(folder: place) else { return }
         let hls = NodeID.hlsFolder(parent).inode
-        if folders[hls] == nil {
-            folders[hls] = TreeFolder(inode: hls, parent: place)
-            folders[place]!.add(TreeChild(name: FileName(".hls"), inode: hls, isDirectory: true))
+        let hlsSlot: Int
+        if let existing = slots[hls] {
+            hlsSlot = existing
+        } else {
+            hlsSlot = addFolder(hls, parent: place)
+            folders[slot].add(TreeChild(name: FileName(".hls"), inode: hls, isDirectory: true))
         }
         let itemFolder = NodeID.hlsItemFolder(parent, itemID: itemID).inode
-        folders[itemFolder] = TreeFolder(inode: itemFolder, parent: hls)
-        folders[hls]!.add(TreeChild(name: FileName(String(itemID)), inode: itemFolder, isDirectory: true))
+        if slots[itemFolder] == nil { _ = addFolder(itemFolder, parent: hls) }
+        folders[hlsSlot].add(TreeChild(name: FileName(String(itemID)), inode: itemFolder, isDirectory: true))
     }
 
     /// The media file, then `<stem>-thumb.jpg` and `<stem>.<lang>.<vtt|srt>` when the catalog
     /// has them. A side file whose name would pass 255 bytes or whose language tag is not a
     /// plain tag is left out (feeds are untrusted: the tag becomes part of a name).
     public static func files(of item: Item, fileName: String) -> [TreeItemFile] {
+        files(fileName: fileName, hasThumbnail: item.thumbnailURL != nil, subtitles: item.subtitles)
+    }
+
+    static func files(fileName: String, hasThumbnail: Bool, subtitles: [SubtitleTrack]) -> [TreeItemFile] {
         var files = [TreeItemFile(name: FileName(fileName), key: "media")]
-        let stem = fileName.lastIndex(of: ".").map { String(fileName[..<$0]) } ?? fileName
+        guard hasThumbnail || !subtitles.isEmpty else { return files }
+        let stem = stem(of: fileName)
         func add(_ name: String, key: String) {
             guard name.utf8.count <= FileNaming.maxBytes, files.count < NodeID.filesPerItem else { return }
             files.append(TreeItemFile(name: FileName(name), key: key))
         }
-        if item.thumbnailURL != nil { add(stem + "-thumb.jpg", key: "thumbnail") }
+        if hasThumbnail { add(stem + "-thumb.jpg", key: "thumbnail") }
         var languages = Set<String>()
-        for track in item.subtitles {
+        for track in subtitles {
             let language = track.language
             guard (1...35).contains(language.utf8.count),
                   language.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || ($0 < 0x80 && isalnum(Int32($0)) != 0) }),
@@ -152,8 +209,15 @@ public struct TreeBuilder {
         return files
     }
 
+    /// The file name without its extension.
+    private static func stem(of fileName: String) -> String {
+        fileName.lastIndex(of: ".").map { String(fileName[..<$0]) } ?? fileName
+    }
+
     mutating func finish() -> TreeSnapshot {
-        TreeSnapshot(folders: folders, items: items, uid: uid, gid: gid, folderTime: folderTime)
+        var byInode = [UInt64: TreeFolder](minimumCapacity: folders.count)
+        for folder in folders { byInode[folder.inode] = folder }
+        return TreeSnapshot(folders: byInode, items: items, uid: uid, gid: gid, folderTime: folderTime)
     }
 }
 

@@ -27,9 +27,17 @@ public struct TreeFolder: Hashable, Sendable {
     /// Adds `child` unless the name is taken (the first one wins: folders, then media files,
     /// then side files, so a crafted title can never hide another item).
     mutating func add(_ child: TreeChild) {
-        guard index[child.name] == nil else { return }
-        index[child.name] = children.count
+        // One hash of the name when it is free (the usual case); a taken name is put back.
+        if let taken = index.updateValue(children.count, forKey: child.name) {
+            index[child.name] = taken
+            return
+        }
         children.append(child)
+    }
+
+    mutating func reserveCapacity(_ count: Int) {
+        children.reserveCapacity(count)
+        index.reserveCapacity(count)
     }
 
     public func child(named name: FileName) -> TreeChild? {

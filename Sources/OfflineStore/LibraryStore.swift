@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+internal import GRDBSQLite
 
 /// The library database: one SQLite file per library folder (`<library>/library.sqlite`).
 ///
@@ -42,6 +43,9 @@ public final class LibraryStore: Sendable {
         config.label = "offlinefs.store"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Readers sort in memory: the mount's ORDER BY of every item spilled to temporary
+            // files, a fifth of its query's time at 100,000 items.
+            if db.configuration.readonly { try db.execute(sql: "PRAGMA temp_store = MEMORY") }
         }
         let pool: DatabasePool
         do {
@@ -50,14 +54,11 @@ public final class LibraryStore: Sendable {
             // prepareDatabase ran: restore FULL on the one connection that writes.
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                try checkIntegrity(db, path: path)
                 // A 100k-item merge touches tens of MB of pages in one transaction; with the
-                // default 2 MB cache SQLite spills to the WAL mid-transaction.
+                // default 2 MB cache SQLite spills to the WAL mid-transaction. (Set after the
+                // check, which would otherwise fill it with every page of the file.)
                 try db.execute(sql: "PRAGMA cache_size = -32768")
-                let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
-                if problems != ["ok"] {
-                    throw StoreError(.corruptDatabase,
-                        "library database \(path) failed its integrity check: \(problems.prefix(5).joined(separator: "; "))")
-                }
             }
             try StoreSchema.migrator.migrate(pool)
         } catch let error as StoreError {
@@ -68,6 +69,50 @@ public final class LibraryStore: Sendable {
             throw StoreError(.databaseError, "cannot open library database \(path)", underlying: error)
         }
         return LibraryStore(folder: folder, pool: pool, clock: clock)
+    }
+
+    /// `PRAGMA quick_check` of the whole file: every page, b-tree and NOT NULL column, but not
+    /// the schema's CHECK constraints (its enumerations). Writes enforce those; evaluating them
+    /// again for every row was nine tenths of the check (0.25 s of 0.28 s at 100,000 items).
+    private static func checkIntegrity(_ db: Database, path: String) throws {
+        readAhead(db)
+        try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+        let problems = Result { try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        // Writes on this connection must be checked again: failing to restore fails the open.
+        try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
+        let lines = try problems.get()
+        if lines != ["ok"] {
+            throw StoreError(.corruptDatabase,
+                "library database \(path) failed its integrity check: \(lines.prefix(5).joined(separator: "; "))")
+        }
+    }
+
+    /// Reads the file once from start to end so the check finds it in the page cache: the
+    /// check visits pages in b-tree order, one small read each, which on a file not in the
+    /// page cache (after a boot) took 1.7 s at 100,000 items against 0.02 s for this pass.
+    ///
+    /// Through the connection's own file handle, not a descriptor of our own: closing any
+    /// descriptor of the file drops every POSIX lock this process holds on it, SQLite's too
+    /// (a daemonized mount's database then read as malformed).
+    private static func readAhead(_ db: Database) {
+        guard let connection = db.sqliteConnection else { return }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard withUnsafeMutablePointer(to: &file, {
+                  sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, $0)
+              }) == SQLITE_OK,
+              let file, let methods = file.pointee.pMethods,
+              let read = methods.pointee.xRead, let fileSize = methods.pointee.xFileSize else { return }
+        var size: sqlite3_int64 = 0
+        guard fileSize(file, &size) == SQLITE_OK else { return }
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: sqlite3_int64 = 0
+        while offset < size {
+            let count = min(sqlite3_int64(chunk), size - offset)
+            guard read(file, buffer, Int32(count), offset) == SQLITE_OK else { return }
+            offset += count
+        }
     }
 
     /// Closes every connection. Further calls fail with `.databaseError`.

@@ -75,6 +75,40 @@ struct TreeUnitTests {
                                                          nanoseconds: attributes.modificationTime.nanoseconds))
     }
 
+    /// The mount reads `itemOutlines()`; the tree must be the one the full listings give.
+    @Test func theTreeFromTheStoresOutlinesIsTheTreeFromItsFullListings() throws {
+        let library = try StandardLibrary()
+        let (fixture, store) = (library.fixture, library.fixture.store)
+        let quiet = try fixture.addSource("quiet")
+        let quietItems = try fixture.merge(quiet, [
+            ItemSpec(contentID: "q-1", title: "Hidden", size: 10),
+            ItemSpec(contentID: "q-2", title: "../Kept \u{202E}4pm.exe", size: 10, categories: [["news", "local"]], thumbnail: true),
+            ItemSpec(contentID: "q-3", title: "Gone", size: 10, categories: [["family"]]),
+        ])
+        try store.addPresentRange(itemID: quietItems["q-2"]!.id, file: "media", range: 0..<5)
+        try store.setState(itemID: quietItems["q-3"]!.id, state: .deleted)
+        try store.setSubscribed(name: "quiet", false)
+        try store.addPendingItem(sourceID: quiet.id, contentID: "q-4")
+
+        let sources = try store.sources(), categories = try store.categories()
+        let cutoff = library.downloadedAt.addingTimeInterval(-60)
+        let fromListings = TreeBuilder.build(sources: sources, categories: categories, items: try store.items(matching: .all),
+                                             uid: 1, gid: 2, folderTime: Timestamp(seconds: 5), recentCutoff: cutoff)
+        let tree = TreeBuilder.build(sources: sources, categories: categories, items: try store.itemOutlines(),
+                                     uid: 1, gid: 2, folderTime: Timestamp(seconds: 5), recentCutoff: cutoff)
+        #expect(tree.folders == fromListings.folders)
+        #expect(tree.items == fromListings.items)
+
+        func names(_ node: NodeID) -> [String] { tree.folders[node.inode]?.children.map(\.name.description) ?? [] }
+        let kept = "_..∕Kept 4pm.exe [q-2].mp4"
+        #expect(names(.source(quiet.id)) == [kept, "_..∕Kept 4pm.exe [q-2]-thumb.jpg"])
+        let local = try #require(categories.first { $0.path == ["news", "local"] })
+        #expect(names(.category(local.id)) == [StandardLibrary.launch] + StandardLibrary.launchSideFiles + [kept, "_..∕Kept 4pm.exe [q-2]-thumb.jpg"])
+        #expect(names(.recent) == [StandardLibrary.empty, StandardLibrary.launch] + StandardLibrary.launchSideFiles
+                + [StandardLibrary.tiny, StandardLibrary.other])
+        #expect(tree.items.count == library.items.count + 1)
+    }
+
     @Test func sideFilesSitBesideTheMediaAndHostileLanguageTagsAreDropped() {
         var it = item(1, source: 1, "Show [x].mp4", state: .discovered)
         it.thumbnailURL = "http://h/t.jpg"

@@ -55,6 +55,33 @@ struct LibraryStoreTests {
         }
     }
 
+    @Test("A damaged page fails the check at open; the check leaves CHECK constraints enforced")
+    func damagedPage() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-damaged-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try LibraryStore.open(folder: folder)
+        #expect(try store.writerPragma("ignore_check_constraints") == "0")
+        let source = try store.addSource(name: "acme", feedURL: "https://acme.example/feed.json")
+        _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: (0..<400).map { entry("ep-\($0)") },
+                                   isComplete: true, now: TestClock.start)
+        try store.close()  // checkpoints the WAL into the file
+
+        // A page in the middle of the file (item rows, not read by the open itself) gets an
+        // invalid b-tree page type.
+        let file = try FileHandle(forUpdating: folder.appendingPathComponent(LibraryStore.databaseFileName))
+        let pages = try file.seekToEnd() / 4096
+        #expect(pages > 20)
+        try file.seek(toOffset: pages / 2 * 4096)
+        try file.write(contentsOf: Data(repeating: 0xFF, count: 4096))
+        try file.close()
+
+        #expect {
+            _ = try LibraryStore.open(folder: folder)
+        } throws: { error in
+            (error as? StoreError)?.code == .corruptDatabase
+        }
+    }
+
     @Test("Source names are validated and unique")
     func sourceNames() throws {
         try withLibrary { store, _ throws in

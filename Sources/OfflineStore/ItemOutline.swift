@@ -1,0 +1,51 @@
+import Foundation
+
+/// What a file listing shows of an item (the mount's tree): its file name, size, times, state,
+/// side files and the folders it is in, without the rest of the record.
+public struct ItemOutline: Sendable, Hashable {
+    public var id: Int64
+    public var sourceID: Int64
+    /// See `Item.fileName`; an outline always has one.
+    public var fileName: String
+    public var type: ItemType
+    public var state: ItemState
+    /// Bytes, when known.
+    public var size: Int64?
+    /// Bytes of the media present in the cache.
+    public var bytesPresent: Int64
+    public var publishedAt: Date?
+    public var downloadedAt: Date?
+    public var addedAt: Date
+    /// The catalog gives a thumbnail.
+    public var hasThumbnail: Bool
+    public var subtitles: [SubtitleTrack]
+    /// Its categories (ids of `LibraryStore.categories()`), in no particular order.
+    public var categoryIDs: [Int64]
+
+    public init(id: Int64, sourceID: Int64, fileName: String, type: ItemType, state: ItemState, size: Int64?,
+                bytesPresent: Int64, publishedAt: Date?, downloadedAt: Date?, addedAt: Date, hasThumbnail: Bool,
+                subtitles: [SubtitleTrack] = [], categoryIDs: [Int64] = []) {
+        self.id = id
+        self.sourceID = sourceID
+        self.fileName = fileName
+        self.type = type
+        self.state = state
+        self.size = size
+        self.bytesPresent = bytesPresent
+        self.publishedAt = publishedAt
+        self.downloadedAt = downloadedAt
+        self.addedAt = addedAt
+        self.hasThumbnail = hasThumbnail
+        self.subtitles = subtitles
+        self.categoryIDs = categoryIDs
+    }
+
+    /// The outline of a full item, or nil when it has no file name yet (`metadata-pending`).
+    public init?(_ item: Item, categoryIDs: [Int64] = []) {
+        guard let fileName = item.fileName else { return nil }
+        self.init(id: item.id, sourceID: item.sourceID, fileName: fileName, type: item.type, state: item.state,
+                  size: item.size, bytesPresent: item.bytesPresent, publishedAt: item.publishedAt,
+                  downloadedAt: item.downloadedAt, addedAt: item.addedAt, hasThumbnail: item.thumbnailURL != nil,
+                  subtitles: item.subtitles, categoryIDs: categoryIDs)
+    }
+}
