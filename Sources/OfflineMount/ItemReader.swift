@@ -63,6 +63,7 @@ final class ItemReader: Sendable {
         if entry.isMedia {
             // From the tree (rebuilt whenever the store changes): no store read on open.
             if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
+            byteSource.startFirstWindow(itemID: item.id, file: entry.key)  // on its way while the open is answered
             size = Int64(item.size)
             // A cached item's bytes never change: keep the kernel's pages across opens
             // (invalidated by a notification when the item is evicted or changes). So do those

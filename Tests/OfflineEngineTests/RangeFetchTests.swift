@@ -39,6 +39,24 @@ import Testing
         }
     }
 
+    @Test func firstReadJoinsTheTransferTheOpenStarted() throws {
+        let fixture = try TransferFixture(settings: FetchSettings(timeouts: TransferFixture.testSettings.timeouts,
+                                                                  firstWindow: 300_000))
+        defer { fixture.close() }
+        let size: Int64 = 1 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 6)
+        // Given an origin slow to answer, and a reader that opened the file
+        fixture.origin.setFault("/v.mp4", .latency(milliseconds: 100))
+        fixture.fetcher.startFirstWindow(itemID: item.id, file: "media")
+        // When its first read asks for the first 64 KiB
+        guard case .success = fixture.fetch(item, 0..<65_536) else { Issue.record("first read failed"); return }
+        // Then the bytes came from the one transfer the open started, for the whole first window
+        let requests = fixture.origin.requests(for: "/v.mp4")
+        #expect(requests.count == 1, "\(requests)")
+        #expect(requests.first?.header("range") == "bytes=0-299999")
+        #expect(try fixture.cachedBytes(item, 0..<65_536) == GeneratedBytes(size: size, seed: 6).bytes(in: 0..<65_536))
+    }
+
     @Test func farRequestStartsItsOwnRange() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

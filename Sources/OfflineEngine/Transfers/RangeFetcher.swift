@@ -89,6 +89,14 @@ public final class RangeFetcher: ItemByteSource {
         return Ticket(file: cached, waiterID: id)
     }
 
+    public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
+        guard let cached = try? cachedFile(itemID: itemID, key: file) else { return }
+        let window = 0..<settings.firstWindow
+        guard !cached.isAvailable(window) else { return }
+        // Nobody waits on these bytes (the first read will): no deadline, nothing to answer.
+        _ = cached.request(window, readAhead: 0, deadline: nil) { _ in }
+    }
+
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? {
         (try? cachedFile(itemID: itemID, key: file))?.progress.total
     }
