@@ -8,12 +8,21 @@ struct FetchOrigin: Sendable, Equatable {
     var destinationPolicy: DestinationPolicy
 }
 
+/// An item file as the range fetcher first sees it: where it comes from, and which bytes of
+/// which origin version are on disk.
+struct StoredCacheFile: Sendable {
+    var origin: FetchOrigin
+    var validator: CacheValidator?
+    var ranges: [Range<Int64>]
+}
+
 /// The narrow view of the store the range fetcher needs: where an item's bytes come from,
 /// and the durable record of which bytes are on disk and which origin version they are.
 /// Every call blocks (SQLite): call from engine threads only.
 protocol CacheIndex: Sendable {
-    func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin?
-    func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>])
+    /// The file's origin and durable state, in one read; nil when the item is unknown or has
+    /// no such file to fetch.
+    func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile?
     /// Claims `ranges` are on disk (their bytes were flushed first) for `validator`.
     func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws
     /// Several claims in one transaction; returns the indices skipped (their item is gone).
@@ -28,9 +37,10 @@ struct StoreCacheIndex: CacheIndex {
     /// Where an HLS item's segment, init and key files (`hls.<n>`) come from.
     var hls: HLSStreams?
 
-    func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin? {
+    func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile? {
         // One narrow read: this runs on a reader's first open of the file.
-        guard let source = try store.cacheFileSource(itemID: itemID) else { return nil }
+        guard let record = try store.cacheFileRecord(itemID: itemID, file: file) else { return nil }
+        let source = record.source
         let url: String?
         switch file {
         case "media": url = source.mediaURL
@@ -44,11 +54,8 @@ struct StoreCacheIndex: CacheIndex {
         }
         guard let url else { return nil }
         // As open as the source's own feed URL (a LAN server may serve LAN media).
-        return FetchOrigin(url: url, destinationPolicy: .forFeed(host: URL(string: source.feedURL)?.host ?? ""))
-    }
-
-    func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
-        try store.cacheState(itemID: itemID, file: file)
+        let origin = FetchOrigin(url: url, destinationPolicy: .forFeed(host: URL(string: source.feedURL)?.host ?? ""))
+        return StoredCacheFile(origin: origin, validator: record.validator, ranges: record.ranges)
     }
 
     func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws {

@@ -17,6 +17,7 @@ import Synchronization
 /// Lock order: `files` → `CachedFile`'s locks. Nothing is called back under `files`.
 public final class RangeFetcher: ItemByteSource {
     public let cacheFolder: URL
+    private let cacheFolderPath: String
     private let loop: TransferLoop
     private let index: any CacheIndex
     private let settings: FetchSettings
@@ -43,6 +44,7 @@ public final class RangeFetcher: ItemByteSource {
 
     init(cacheFolder: URL, index: any CacheIndex, loop: TransferLoop, settings: FetchSettings) {
         self.cacheFolder = cacheFolder
+        cacheFolderPath = cacheFolder.path
         self.index = index
         self.loop = loop
         self.settings = settings
@@ -64,7 +66,7 @@ public final class RangeFetcher: ItemByteSource {
     // MARK: - ItemByteSource
 
     public func cacheFilePath(itemID: Int64, file: CacheFileKey) -> String {
-        CacheLayout.filePath(cacheFolder: cacheFolder, itemID: itemID, file: file)
+        CacheLayout.filePath(cacheFolderPath: cacheFolderPath, itemID: itemID, file: file)
     }
 
     public func isAvailable(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
@@ -213,16 +215,16 @@ public final class RangeFetcher: ItemByteSource {
         let id = FileID(itemID: itemID, key: key)
         return try files.withLock { files throws(FetchError) -> CachedFile in
             if let existing = files[id] { return existing }
-            let origin: FetchOrigin?
+            let stored: StoredCacheFile?
             do {
-                origin = try index.origin(itemID: itemID, file: key)
+                stored = try index.load(itemID: itemID, file: key)
             } catch {
                 throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
             }
-            guard let origin else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
+            guard let stored else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
             do {
                 let cached = try CachedFile(
-                    itemID: itemID, key: key, origin: origin, path: cacheFilePath(itemID: itemID, file: key),
+                    itemID: itemID, key: key, stored: stored, path: cacheFilePath(itemID: itemID, file: key),
                     loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
                     onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
                 files[id] = cached
