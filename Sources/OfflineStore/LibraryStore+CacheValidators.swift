@@ -126,6 +126,13 @@ public struct CacheFileSource: Sendable, Equatable {
     public var subtitles: [SubtitleTrack]
     /// The item's source's feed URL (its host sets the destination policy).
     public var feedURL: String
+
+    public init(mediaURL: String?, thumbnailURL: String?, subtitles: [SubtitleTrack], feedURL: String) {
+        self.mediaURL = mediaURL
+        self.thumbnailURL = thumbnailURL
+        self.subtitles = subtitles
+        self.feedURL = feedURL
+    }
 }
 
 /// What the range fetcher needs the first time it touches an item file.
@@ -143,6 +150,8 @@ extension LibraryStore {
     /// writes since the last read make SQLite reload its pages); nil for an unknown item.
     public func cacheFileRecord(itemID: Int64, file: String) throws -> CacheFileRecord? {
         try read { db in
+            // The state first: an unknown item also runs both statements (`StoreCacheIndex.warmUp`).
+            let (validator, ranges) = try Self.fetchCacheState(db, itemID: itemID, file: file)
             let source = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT item.mediaURL, item.thumbnailURL, item.subtitles, source.feedURL
                 FROM item JOIN source ON source.id = item.sourceID WHERE item.id = ?
@@ -152,7 +161,6 @@ extension LibraryStore {
                                 feedURL: row[3])
             }
             guard let source else { return nil }
-            let (validator, ranges) = try Self.fetchCacheState(db, itemID: itemID, file: file)
             return CacheFileRecord(source: source, validator: validator, ranges: ranges)
         }
     }

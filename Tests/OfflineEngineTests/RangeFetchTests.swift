@@ -57,6 +57,22 @@ import Testing
         #expect(try fixture.cachedBytes(item, 0..<65_536) == GeneratedBytes(size: size, seed: 6).bytes(in: 0..<65_536))
     }
 
+    @Test func startingTheEngineOnlyPreparesTheReadPath() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 100_000, seed: 1)
+        // When the engine starts its threads (which warm up the read path) and stops
+        fixture.engine.startThreads()
+        fixture.engine.shutdown()  // waits for the warm-up
+        // Then the cache folder is ready for the first file, and nothing was fetched or claimed
+        var isFolder: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: fixture.fetcher.cacheFolder.path, isDirectory: &isFolder))
+        #expect(isFolder.boolValue)
+        #expect(fixture.origin.requests.isEmpty)
+        #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")))
+    }
+
     @Test func farRequestStartsItsOwnRange() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

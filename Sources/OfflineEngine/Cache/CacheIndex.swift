@@ -29,6 +29,8 @@ protocol CacheIndex: Sendable {
     func commit(_ batch: [CacheCommit]) throws -> Set<Int>
     /// Forgets every range; new bytes will belong to `validator`.
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
+    /// Runs `load`'s code once, for no item (see `RangeFetcher.warmUp`).
+    func warmUp()
 }
 
 /// `CacheIndex` over the library store.
@@ -39,8 +41,18 @@ struct StoreCacheIndex: CacheIndex {
 
     func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile? {
         // One narrow read: this runs on a reader's first open of the file.
-        guard let record = try store.cacheFileRecord(itemID: itemID, file: file) else { return nil }
-        let source = record.source
+        guard let record = try store.cacheFileRecord(itemID: itemID, file: file),
+              let origin = origin(itemID: itemID, file: file, source: record.source) else { return nil }
+        return StoredCacheFile(origin: origin, validator: record.validator, ranges: record.ranges)
+    }
+
+    func warmUp() {
+        _ = try? store.cacheFileRecord(itemID: 0, file: "media")  // ids start at 1
+        _ = origin(itemID: 0, file: "media", source: CacheFileSource(mediaURL: "http://127.0.0.1/m", thumbnailURL: nil,
+                                                                     subtitles: [], feedURL: "http://127.0.0.1/f"))
+    }
+
+    private func origin(itemID: Int64, file: CacheFileKey, source: CacheFileSource) -> FetchOrigin? {
         let url: String?
         switch file {
         case "media": url = source.mediaURL
@@ -54,8 +66,7 @@ struct StoreCacheIndex: CacheIndex {
         }
         guard let url else { return nil }
         // As open as the source's own feed URL (a LAN server may serve LAN media).
-        let origin = FetchOrigin(url: url, destinationPolicy: .forFeed(host: URL(string: source.feedURL)?.host ?? ""))
-        return StoredCacheFile(origin: origin, validator: record.validator, ranges: record.ranges)
+        return FetchOrigin(url: url, destinationPolicy: .forFeed(host: URL(string: source.feedURL)?.host ?? ""))
     }
 
     func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws {

@@ -22,8 +22,10 @@ public final class RangeFetcher: ItemByteSource {
     private let index: any CacheIndex
     private let settings: FetchSettings
     private let flusher = Flusher()
+    private let warmingUp = DispatchGroup()
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
-    private let files = Mutex<[FileID: CachedFile]>([:])
+    /// Sized up front, so that a reader's first open does not instantiate its storage type.
+    private let files = Mutex([FileID: CachedFile](minimumCapacity: 16))
     private let readers = Mutex<[Int64: Int]>([:])
     private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
     private let readHandlers = Mutex<[@Sendable (Int64, Int64, Int64) -> Void]>([])
@@ -50,13 +52,32 @@ public final class RangeFetcher: ItemByteSource {
         self.settings = settings
     }
 
-    /// Starts the flusher's thread now instead of at the first flush. Only once forking is over.
+    /// Starts the flusher's thread now instead of at the first flush, and warms up the read
+    /// path on a thread of its own (it reads the store). Only once forking is over.
     public func startThreads() {
         flusher.start()
+        warmingUp.enter()
+        let thread = Thread { [self] in
+            warmUp()
+            warmingUp.leave()
+        }
+        thread.name = "offlinefs.warm-up"
+        thread.start()
+    }
+
+    /// Runs what a reader's first open of a file runs, on throwaway values: otherwise the first
+    /// open of a mount pays ~1 ms of one-time set-up (Swift type metadata and protocol
+    /// conformance look-ups, SQLite statements, code first paged in) while its reader waits.
+    /// Also makes the cache folder, which the first cache file would otherwise make.
+    private func warmUp() {
+        mkdir(cacheFolderPath, 0o755)
+        index.warmUp()
+        CachedFileState.warmUp()
     }
 
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
     public func shutdown() {
+        warmingUp.wait()
         let all = files.withLock { Array($0.values) }
         for file in all { file.cancelAll(FetchError(.cancelled, "the engine is stopping")) }
         for file in all { file.flush() }
