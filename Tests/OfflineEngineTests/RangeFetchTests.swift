@@ -73,6 +73,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")))
     }
 
+    @Test func theCacheFileIsMadeWhileTheFirstTransferWaits() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 200_000, seed: 5)
+        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
+        // Given an origin that holds back its answer
+        fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 30))
+        // When a reader asks for bytes
+        let answered = DispatchSemaphore(value: 0)
+        let result = Box<Result<Void, FetchError>?>(nil)
+        fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, 1000), readAhead: 0,
+                                      deadline: .now + .seconds(10)) { outcome in
+            result.value = outcome
+            answered.signal()
+        }
+        // Then its cache file is there before any byte came, not made by the first write
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(fixture.origin.bodyBytesSent(for: "/v.mp4") == 0)
+        // And once the origin answers, the bytes land in it
+        let asked = ContinuousClock.now
+        while fixture.origin.requests(for: "/v.mp4").isEmpty && ContinuousClock.now - asked < .seconds(5) { usleep(1000) }
+        fixture.origin.releaseStalls()
+        #expect(answered.wait(timeout: .now() + 10) == .success)
+        guard case .success? = result.value else { Issue.record("\(String(describing: result.value))"); return }
+        #expect(try fixture.cachedBytes(item, 0..<1000) == GeneratedBytes(size: 200_000, seed: 5).bytes(in: 0..<1000))
+    }
+
     @Test func farRequestStartsItsOwnRange() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

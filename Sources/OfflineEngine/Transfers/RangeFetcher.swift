@@ -197,7 +197,7 @@ public final class RangeFetcher: ItemByteSource {
     public func sha256(itemID: Int64, file: CacheFileKey, length: Int64) throws(FetchError) -> String {
         let cached = try cachedFile(itemID: itemID, key: file)
         do {
-            return try SHA256Digest.hex(ofDescriptor: cached.file.fd, length: length, path: cached.file.path)
+            return try SHA256Digest.hex(ofDescriptor: try cached.file.open(), length: length, path: cached.file.path)
         } catch {
             throw FetchError(.cacheWriteFailed, "cannot read back \(cached.file.path): \(error)")
         }
