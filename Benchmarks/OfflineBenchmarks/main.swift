@@ -6,6 +6,9 @@
 //                             [--parallel 4] --library DIR [--checksums SHA256SUMS]
 //       run through Benchmarks/transfers.sh, which serves the files with nginx and measures
 //       curl on the same files and disk in the same run
+//   offlinefs-bench first-range --origin http://127.0.0.1:18080/ --library DIR --files a.bin,b.bin [--bytes 131072]
+//       time to the first bytes of each uncached file through the engine alone (open, then a
+//       first read), in a fresh library; the first file shows the process's one-time costs
 //   offlinefs-bench hls [segments=600] [segment-kib=256]
 //       download a generated HLS stream from an in-process origin through the engine, then
 //       the same segments with curl, sequentially and with the same parallelism
@@ -19,6 +22,7 @@ let usage = """
     usage: offlinefs-bench <benchmark> [options]
       sync-rss [items]
       transfers --origin URL --library DIR [--count N] [--size BYTES] [--parallel N] [--checksums FILE]
+      first-range --origin URL --library DIR --files NAME,... [--bytes N]
       hls [segments] [segment-kib]
       tree [items] [--plain]
     """
@@ -30,6 +34,8 @@ do {
         try SyncBenchmark(items: items).run()
     case "transfers":
         try TransferBenchmark(arguments: Array(arguments.dropFirst())).run()
+    case "first-range":
+        try FirstRangeBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "hls":
         try HLSBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "tree":

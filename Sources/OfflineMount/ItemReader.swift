@@ -76,6 +76,7 @@ final class ItemReader: Sendable {
         if entry.isMedia {
             // From the tree (rebuilt whenever the store changes): no store read on open.
             if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
+            byteSource.startFirstWindow(itemID: item.id, file: entry.key)  // on its way while the open is answered
             size = Int64(item.size)
             let whole = item.state == .cached
                 || (item.size > 0 && byteSource.isAvailable(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))

@@ -4,16 +4,15 @@ internal import GRDB
 /// The validator each item file's cached bytes belong to (see `CacheValidator`), kept in the
 /// same transactions as the range map so the two never disagree after a crash.
 extension LibraryStore {
-    /// The validator of one item file and its present ranges, read together.
-    public func cacheState(itemID: Int64, file: String) throws -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
-        try read { db in
-            let validator = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT etag, lastModified, totalSize FROM cacheValidator WHERE itemID = ? AND file = ?
-                """), arguments: [itemID, file]).map { row in
-                CacheValidator(etag: row[0], lastModified: row[1], totalSize: row[2])
-            }
-            return (validator, try Self.fetchRanges(db, itemID: itemID, file: file))
+    /// The validator of one item file and its present ranges (see `cacheFileRecord`).
+    static func fetchCacheState(_ db: Database, itemID: Int64, file: String) throws
+        -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
+        let validator = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT etag, lastModified, totalSize FROM cacheValidator WHERE itemID = ? AND file = ?
+            """), arguments: [itemID, file]).map { row in
+            CacheValidator(etag: row[0], lastModified: row[1], totalSize: row[2])
         }
+        return (validator, try fetchRanges(db, itemID: itemID, file: file))
     }
 
     /// Records `ranges` of `file` as present (merged with what is there) and the validator
@@ -119,29 +118,50 @@ public struct CacheCommit: Sendable, Equatable {
     }
 }
 
-/// Where an item file's bytes come from: the few columns the range fetcher needs when it
-/// first touches a file (read without decoding the whole item: this is on a reader's first
-/// open).
+/// Where an item's files come from: the few columns the range fetcher needs when it first
+/// touches a file (read without decoding the whole item: this is on a reader's first open).
 public struct CacheFileSource: Sendable, Equatable {
     public var mediaURL: String?
     public var thumbnailURL: String?
     public var subtitles: [SubtitleTrack]
     /// The item's source's feed URL (its host sets the destination policy).
     public var feedURL: String
+
+    public init(mediaURL: String?, thumbnailURL: String?, subtitles: [SubtitleTrack], feedURL: String) {
+        self.mediaURL = mediaURL
+        self.thumbnailURL = thumbnailURL
+        self.subtitles = subtitles
+        self.feedURL = feedURL
+    }
+}
+
+/// What the range fetcher needs the first time it touches an item file.
+public struct CacheFileRecord: Sendable, Equatable {
+    public var source: CacheFileSource
+    /// The origin version the file's cached bytes belong to, if any.
+    public var validator: CacheValidator?
+    /// The file's present (flushed and claimed) ranges.
+    public var ranges: [Range<Int64>]
 }
 
 extension LibraryStore {
-    /// The URLs of an item's files and its source's feed URL, in one read; nil for an unknown item.
-    public func cacheFileSource(itemID: Int64) throws -> CacheFileSource? {
+    /// The URLs of an item's files, its source's feed URL and the cache state of `file`, in one
+    /// read transaction (each costs a few hundred microseconds on a reader's first open, when
+    /// writes since the last read make SQLite reload its pages); nil for an unknown item.
+    public func cacheFileRecord(itemID: Int64, file: String) throws -> CacheFileRecord? {
         try read { db in
-            try Row.fetchOne(db, sql: """
+            // The state first: an unknown item also runs both statements (`StoreCacheIndex.warmUp`).
+            let (validator, ranges) = try Self.fetchCacheState(db, itemID: itemID, file: file)
+            let source = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT item.mediaURL, item.thumbnailURL, item.subtitles, source.feedURL
                 FROM item JOIN source ON source.id = item.sourceID WHERE item.id = ?
-                """, arguments: [itemID]).map { row in
+                """), arguments: [itemID]).map { row in
                 CacheFileSource(mediaURL: row[0], thumbnailURL: row[1],
                                 subtitles: (row[2] as String?).flatMap { JSONText.decode([SubtitleTrack].self, from: $0) } ?? [],
                                 feedURL: row[3])
             }
+            guard let source else { return nil }
+            return CacheFileRecord(source: source, validator: validator, ranges: ranges)
         }
     }
 }

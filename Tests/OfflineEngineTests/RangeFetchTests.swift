@@ -39,6 +39,67 @@ import Testing
         }
     }
 
+    @Test func firstReadJoinsTheTransferTheOpenStarted() throws {
+        let fixture = try TransferFixture(settings: FetchSettings(timeouts: TransferFixture.testSettings.timeouts,
+                                                                  firstWindow: 300_000))
+        defer { fixture.close() }
+        let size: Int64 = 1 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 6)
+        // Given an origin slow to answer, and a reader that opened the file
+        fixture.origin.setFault("/v.mp4", .latency(milliseconds: 100))
+        fixture.fetcher.startFirstWindow(itemID: item.id, file: "media")
+        // When its first read asks for the first 64 KiB
+        guard case .success = fixture.fetch(item, 0..<65_536) else { Issue.record("first read failed"); return }
+        // Then the bytes came from the one transfer the open started, for the whole first window
+        let requests = fixture.origin.requests(for: "/v.mp4")
+        #expect(requests.count == 1, "\(requests)")
+        #expect(requests.first?.header("range") == "bytes=0-299999")
+        #expect(try fixture.cachedBytes(item, 0..<65_536) == GeneratedBytes(size: size, seed: 6).bytes(in: 0..<65_536))
+    }
+
+    @Test func startingTheEngineOnlyPreparesTheReadPath() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 100_000, seed: 1)
+        // When the engine starts its threads (which warm up the read path) and stops
+        fixture.engine.startThreads()
+        fixture.engine.shutdown()  // waits for the warm-up
+        // Then the cache folder is ready for the first file, and nothing was fetched or claimed
+        var isFolder: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: fixture.fetcher.cacheFolder.path, isDirectory: &isFolder))
+        #expect(isFolder.boolValue)
+        #expect(fixture.origin.requests.isEmpty)
+        #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")))
+    }
+
+    @Test func theCacheFileIsMadeWhileTheFirstTransferWaits() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 200_000, seed: 5)
+        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
+        // Given an origin that holds back its answer
+        fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 30))
+        // When a reader asks for bytes
+        let answered = DispatchSemaphore(value: 0)
+        let result = Box<Result<Void, FetchError>?>(nil)
+        fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, 1000), readAhead: 0,
+                                      deadline: .now + .seconds(10)) { outcome in
+            result.value = outcome
+            answered.signal()
+        }
+        // Then its cache file is there before any byte came, not made by the first write
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(fixture.origin.bodyBytesSent(for: "/v.mp4") == 0)
+        // And once the origin answers, the bytes land in it
+        let asked = ContinuousClock.now
+        while fixture.origin.requests(for: "/v.mp4").isEmpty && ContinuousClock.now - asked < .seconds(5) { usleep(1000) }
+        fixture.origin.releaseStalls()
+        #expect(answered.wait(timeout: .now() + 10) == .success)
+        guard case .success? = result.value else { Issue.record("\(String(describing: result.value))"); return }
+        #expect(try fixture.cachedBytes(item, 0..<1000) == GeneratedBytes(size: 200_000, seed: 5).bytes(in: 0..<1000))
+    }
+
     @Test func farRequestStartsItsOwnRange() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

@@ -26,6 +26,25 @@ struct UncachedReadTests {
         }
     }
 
+    @Test func openingAnUncachedItemFetchesItsStartBeforeTheFirstRead() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("big")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v", title: "Video", size: 8 << 20, seed: 12)])["v"])
+        let mediaPath = try #require(item.mediaURL.flatMap(URL.init(string:))).path
+        try withMount(fixture) { (_: MountedLibrary) throws in
+            let fd = open(fixture.path("sources/big/Video [v].mp4"), O_RDONLY)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            // Opened, not read yet: the origin is already asked for the file's start.
+            #expect(eventually { !fixture.origin.requests(for: mediaPath).isEmpty })
+            #expect(fixture.origin.requests(for: mediaPath).first?.header("range")?.hasPrefix("bytes=0-") == true)
+            // And the first read gets the origin's bytes.
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            #expect(pread(fd, &buffer, buffer.count, 0) == buffer.count)
+            #expect(buffer == [UInt8](fixture.originBytes(item).prefix(65_536)))
+        }
+    }
+
     @Test func randomPreadAndMmapOfAnUncachedItemMatchTheOrigin() throws {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("big")

@@ -66,6 +66,24 @@ struct CacheRangeTests {
         }
     }
 
+    @Test("One record tells a file's origin, validator and ranges; nil for an unknown item")
+    func cacheFileRecord() throws {
+        try withItem { store, id throws in
+            let validator = CacheValidator(etag: "\"v1\"", lastModified: nil, totalSize: 1000)
+            try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100, 500..<600], validator: validator)
+            let record = try #require(try store.cacheFileRecord(itemID: id, file: "media"))
+            #expect(record.source.mediaURL == "https://example.com/media/m.mp4")
+            #expect(record.source.thumbnailURL == "https://example.com/thumb/m.jpg")
+            #expect(record.source.feedURL == "https://s.example/")
+            #expect(record.validator == validator)
+            #expect(record.ranges == [0..<100, 500..<600])
+            // Another file of the item: same source, nothing cached.
+            let thumbnail = try #require(try store.cacheFileRecord(itemID: id, file: "thumbnail"))
+            #expect(thumbnail.source == record.source && thumbnail.validator == nil && thumbnail.ranges.isEmpty)
+            #expect(try store.cacheFileRecord(itemID: id + 1, file: "media") == nil)
+        }
+    }
+
     @Test("Ranges of an unknown item are refused")
     func unknownItem() throws {
         try withLibrary { store, _ throws in

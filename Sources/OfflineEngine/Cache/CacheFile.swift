@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Why a cache file operation failed: the errno, for `ENOSPC` → `no-space`.
 struct CacheFileError: Error, Sendable, CustomStringConvertible {
@@ -11,29 +12,53 @@ struct CacheFileError: Error, Sendable, CustomStringConvertible {
     var description: String { "\(operation) \(path): \(String(cString: strerror(errno)))" }
 }
 
-/// One sparse cache file, open for the engine's life: bytes land with `pwrite` at their
-/// offset (holes stay unallocated) and reach the disk with `fdatasync`.
+/// One sparse cache file, open for the engine's life once first used: bytes land with
+/// `pwrite` at their offset (holes stay unallocated) and reach the disk with `fdatasync`.
+///
+/// The file is made (with its item's folder) on first use rather than when the engine first
+/// looks at it: a reader's first open starts its transfer first and makes the file while the
+/// transfer connects (`prepare`), as making a file can take a millisecond on a busy disk.
 ///
 /// Thread-safe: pwrite/pread/fdatasync on one descriptor may run on different threads.
 final class CacheFile: Sendable {
     let path: String
-    let fd: Int32
+    private let descriptor = Mutex<Int32>(-1)  // -1 until first used (leaf lock)
 
-    init(path: String) throws(CacheFileError) {
-        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    init(path: String) {
+        self.path = path
+    }
+
+    deinit {
+        let fd = descriptor.withLock { $0 }
+        if fd >= 0 { close(fd) }
+    }
+
+    /// The open file, made with its item's folder if missing.
+    func open() throws(CacheFileError) -> Int32 {
+        try descriptor.withLock { fd throws(CacheFileError) -> Int32 in
+            if fd < 0 { fd = try Self.openOrCreate(path) }
+            return fd
+        }
+    }
+
+    /// Makes the file now if it is not open yet, so that its first write need not; a failure
+    /// shows at that write.
+    func prepare() {
+        _ = try? open()
+    }
+
+    private static func openOrCreate(_ path: String) throws(CacheFileError) -> Int32 {
+        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 && errno == ENOENT {
             // The item's folder (or the cache folder) is made by its first file. Plain mkdir:
             // FileManager's took ~0.1 ms, on the path of a reader's first read of an item.
             let folder = (path as NSString).deletingLastPathComponent
-            try Self.makeFolder(folder)
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            try makeFolder(folder)
+            fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw CacheFileError(errno: errno, operation: "open", path: path) }
-        self.path = path
-        self.fd = fd
+        return fd
     }
-
-    deinit { close(fd) }
 
     /// Makes `folder` and any missing parent.
     private static func makeFolder(_ folder: String) throws(CacheFileError) {
@@ -49,6 +74,7 @@ final class CacheFile: Sendable {
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheFileError) {
         guard let base = bytes.baseAddress else { return }
+        let fd = try open()
         var done = 0
         while done < bytes.count {
             let written = pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -62,6 +88,7 @@ final class CacheFile: Sendable {
 
     /// Reads `count` bytes at `offset` (short at end of file).
     func read(at offset: Int64, count: Int) throws(CacheFileError) -> [UInt8] {
+        let fd = try open()
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
@@ -78,6 +105,7 @@ final class CacheFile: Sendable {
 
     /// Data written so far reaches the disk (metadata needed to read it back included).
     func sync() throws(CacheFileError) {
+        let fd = try open()
         while fdatasync(fd) != 0 {
             if errno == EINTR { continue }
             throw CacheFileError(errno: errno, operation: "fdatasync", path: path)
@@ -86,6 +114,7 @@ final class CacheFile: Sendable {
 
     /// Cuts or extends the file (extension leaves a hole).
     func truncate(to size: Int64) throws(CacheFileError) {
+        let fd = try open()
         while ftruncate(fd, off_t(size)) != 0 {
             if errno == EINTR { continue }
             throw CacheFileError(errno: errno, operation: "ftruncate", path: path)
@@ -94,6 +123,7 @@ final class CacheFile: Sendable {
 
     /// The file's current size.
     func size() throws(CacheFileError) -> Int64 {
+        let fd = try open()
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw CacheFileError(errno: errno, operation: "fstat", path: path) }
         return Int64(info.st_size)

@@ -8,18 +8,29 @@ struct FetchOrigin: Sendable, Equatable {
     var destinationPolicy: DestinationPolicy
 }
 
+/// An item file as the range fetcher first sees it: where it comes from, and which bytes of
+/// which origin version are on disk.
+struct StoredCacheFile: Sendable {
+    var origin: FetchOrigin
+    var validator: CacheValidator?
+    var ranges: [Range<Int64>]
+}
+
 /// The narrow view of the store the range fetcher needs: where an item's bytes come from,
 /// and the durable record of which bytes are on disk and which origin version they are.
 /// Every call blocks (SQLite): call from engine threads only.
 protocol CacheIndex: Sendable {
-    func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin?
-    func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>])
+    /// The file's origin and durable state, in one read; nil when the item is unknown or has
+    /// no such file to fetch.
+    func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile?
     /// Claims `ranges` are on disk (their bytes were flushed first) for `validator`.
     func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws
     /// Several claims in one transaction; returns the indices skipped (their item is gone).
     func commit(_ batch: [CacheCommit]) throws -> Set<Int>
     /// Forgets every range; new bytes will belong to `validator`.
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
+    /// Runs `load`'s code once, for no item (see `RangeFetcher.warmUp`).
+    func warmUp()
 }
 
 /// `CacheIndex` over the library store.
@@ -28,9 +39,20 @@ struct StoreCacheIndex: CacheIndex {
     /// Where an HLS item's segment, init and key files (`hls.<n>`) come from.
     var hls: HLSStreams?
 
-    func origin(itemID: Int64, file: CacheFileKey) throws -> FetchOrigin? {
+    func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile? {
         // One narrow read: this runs on a reader's first open of the file.
-        guard let source = try store.cacheFileSource(itemID: itemID) else { return nil }
+        guard let record = try store.cacheFileRecord(itemID: itemID, file: file),
+              let origin = origin(itemID: itemID, file: file, source: record.source) else { return nil }
+        return StoredCacheFile(origin: origin, validator: record.validator, ranges: record.ranges)
+    }
+
+    func warmUp() {
+        _ = try? store.cacheFileRecord(itemID: 0, file: "media")  // ids start at 1
+        _ = origin(itemID: 0, file: "media", source: CacheFileSource(mediaURL: "http://127.0.0.1/m", thumbnailURL: nil,
+                                                                     subtitles: [], feedURL: "http://127.0.0.1/f"))
+    }
+
+    private func origin(itemID: Int64, file: CacheFileKey, source: CacheFileSource) -> FetchOrigin? {
         let url: String?
         switch file {
         case "media": url = source.mediaURL
@@ -45,10 +67,6 @@ struct StoreCacheIndex: CacheIndex {
         guard let url else { return nil }
         // As open as the source's own feed URL (a LAN server may serve LAN media).
         return FetchOrigin(url: url, destinationPolicy: .forFeed(host: URL(string: source.feedURL)?.host ?? ""))
-    }
-
-    func load(itemID: Int64, file: CacheFileKey) throws -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
-        try store.cacheState(itemID: itemID, file: file)
     }
 
     func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws {

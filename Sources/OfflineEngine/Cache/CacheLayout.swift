@@ -12,6 +12,12 @@ public enum CacheLayout {
     }
 
     static func filePath(cacheFolder: URL, itemID: Int64, file: CacheFileKey) -> String {
-        cacheFolder.appendingPathComponent(String(itemID), isDirectory: true).appendingPathComponent(file).path
+        filePath(cacheFolderPath: cacheFolder.path, itemID: itemID, file: file)
+    }
+
+    /// Joined as text: `URL.appendingPathComponent` looks at the disk to tell a folder from a
+    /// file, and this runs on every open.
+    static func filePath(cacheFolderPath: String, itemID: Int64, file: CacheFileKey) -> String {
+        "\(cacheFolderPath)/\(itemID)/\(file)"
     }
 }

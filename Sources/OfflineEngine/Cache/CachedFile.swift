@@ -32,22 +32,23 @@ final class CachedFile: Sendable {
     /// Told (on the flusher's or a download's thread) when a flush makes every byte claimed.
     let onCompletelyCommitted: @Sendable (CachedFile) -> Void
 
-    /// Opens the cache file and trusts only what the store says is on disk.
-    init(itemID: Int64, key: CacheFileKey, origin: FetchOrigin, path: String, loop: TransferLoop,
+    /// Trusts only what the store says is on disk (`stored`). The cache file is opened here
+    /// only to check that it still backs those claims; else at first use (`CacheFile`).
+    init(itemID: Int64, key: CacheFileKey, stored: StoredCacheFile, path: String, loop: TransferLoop,
          index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
          onCompletelyCommitted: @escaping @Sendable (CachedFile) -> Void = { _ in }) throws {
         self.itemID = itemID
         self.onCompletelyCommitted = onCompletelyCommitted
         self.key = key
-        self.origin = origin
+        self.origin = stored.origin
         self.loop = loop
         self.index = index
         self.settings = settings
         self.flusher = flusher
         self.callbacks = callbacks
-        file = try CacheFile(path: path)
+        file = CacheFile(path: path)
         var initial = CachedFileState()
-        var (validator, ranges) = try index.load(itemID: itemID, file: key)
+        var (validator, ranges) = (stored.validator, stored.ranges)
         // A claim the file cannot back (deleted or cut behind our back) is dropped whole.
         if let last = ranges.last?.upperBound, try file.size() < last {
             try index.reset(itemID: itemID, file: key, validator: nil)
@@ -86,6 +87,7 @@ final class CachedFile: Sendable {
             return nil
         case .waiting(let id, let fetches):
             startFetches(fetches)
+            if !fetches.isEmpty { file.prepare() }  // while the transfer connects
             if let deadline {
                 let seconds = deadline - .now
                 if seconds < .seconds(86_400) {

@@ -11,16 +11,23 @@ public struct FetchSettings: Sendable {
     /// A wanted byte further than this ahead of a running transfer's position gets a
     /// transfer of its own (a seek) instead of waiting for the running one to get there.
     public var nearBytes: Int64
+    /// What a reader's open fetches before its first read (`ItemByteSource.startFirstWindow`):
+    /// the kernel's first read of a file (its 128 KiB read-ahead) and the mount's first
+    /// read-ahead after it (256 KiB), so that the first read joins the transfer the open
+    /// started instead of starting another.
+    public var firstWindow: Int64
     /// Times an item file may start over because the origin's file changed, before the
     /// fetch fails with `contentChanged`.
     public var maxRestarts: Int
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
-                flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, maxRestarts: Int = 3) {
+                flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 384 << 10,
+                maxRestarts: Int = 3) {
         self.timeouts = timeouts
         self.flushBytes = flushBytes
         self.flushInterval = flushInterval
         self.nearBytes = nearBytes
+        self.firstWindow = firstWindow
         self.maxRestarts = maxRestarts
     }
 }

@@ -84,6 +84,12 @@ public protocol ItemByteSource: Sendable {
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket
 
+    /// A reader opened the file and will most likely read its start next (players, `file`,
+    /// `cat` all do): its first bytes are fetched now, while the open is answered, rather than
+    /// once the first read arrives. Never waits on the network; a failure shows at the read
+    /// that needs the bytes.
+    func startFirstWindow(itemID: Int64, file: CacheFileKey)
+
     /// The file's size once the origin has told it (possibly before every byte is here), or
     /// nil. Fast (memory, or one store read the first time a file is touched).
     func knownSize(itemID: Int64, file: CacheFileKey) -> Int64?
@@ -101,6 +107,8 @@ public protocol ItemByteSource: Sendable {
 
 extension ItemByteSource {
     public func noteRead(itemID: Int64, offset: Int64, length: Int64) {}
+
+    public func startFirstWindow(itemID: Int64, file: CacheFileKey) {}
 
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? { nil }
 }

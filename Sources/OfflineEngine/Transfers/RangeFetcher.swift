@@ -17,12 +17,15 @@ import Synchronization
 /// Lock order: `files` → `CachedFile`'s locks. Nothing is called back under `files`.
 public final class RangeFetcher: ItemByteSource {
     public let cacheFolder: URL
+    private let cacheFolderPath: String
     private let loop: TransferLoop
     private let index: any CacheIndex
     private let settings: FetchSettings
     private let flusher = Flusher()
+    private let warmingUp = DispatchGroup()
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
-    private let files = Mutex<[FileID: CachedFile]>([:])
+    /// Sized up front, so that a reader's first open does not instantiate its storage type.
+    private let files = Mutex([FileID: CachedFile](minimumCapacity: 16))
     private let readers = Mutex<[Int64: Int]>([:])
     private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
     private let readHandlers = Mutex<[@Sendable (Int64, Int64, Int64) -> Void]>([])
@@ -43,18 +46,38 @@ public final class RangeFetcher: ItemByteSource {
 
     init(cacheFolder: URL, index: any CacheIndex, loop: TransferLoop, settings: FetchSettings) {
         self.cacheFolder = cacheFolder
+        cacheFolderPath = cacheFolder.path
         self.index = index
         self.loop = loop
         self.settings = settings
     }
 
-    /// Starts the flusher's thread now instead of at the first flush. Only once forking is over.
+    /// Starts the flusher's thread now instead of at the first flush, and warms up the read
+    /// path on a thread of its own (it reads the store). Only once forking is over.
     public func startThreads() {
         flusher.start()
+        warmingUp.enter()
+        let thread = Thread { [self] in
+            warmUp()
+            warmingUp.leave()
+        }
+        thread.name = "offlinefs.warm-up"
+        thread.start()
+    }
+
+    /// Runs what a reader's first open of a file runs, on throwaway values: otherwise the first
+    /// open of a mount pays ~1 ms of one-time set-up (Swift type metadata and protocol
+    /// conformance look-ups, SQLite statements, code first paged in) while its reader waits.
+    /// Also makes the cache folder, which the first cache file would otherwise make.
+    private func warmUp() {
+        mkdir(cacheFolderPath, 0o755)
+        index.warmUp()
+        CachedFileState.warmUp()
     }
 
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
     public func shutdown() {
+        warmingUp.wait()
         let all = files.withLock { Array($0.values) }
         for file in all { file.cancelAll(FetchError(.cancelled, "the engine is stopping")) }
         for file in all { file.flush() }
@@ -64,7 +87,7 @@ public final class RangeFetcher: ItemByteSource {
     // MARK: - ItemByteSource
 
     public func cacheFilePath(itemID: Int64, file: CacheFileKey) -> String {
-        CacheLayout.filePath(cacheFolder: cacheFolder, itemID: itemID, file: file)
+        CacheLayout.filePath(cacheFolderPath: cacheFolderPath, itemID: itemID, file: file)
     }
 
     public func isAvailable(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
@@ -87,6 +110,14 @@ public final class RangeFetcher: ItemByteSource {
         }
         let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, completion: completion)
         return Ticket(file: cached, waiterID: id)
+    }
+
+    public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
+        guard let cached = try? cachedFile(itemID: itemID, key: file) else { return }
+        let window = 0..<settings.firstWindow
+        guard !cached.isAvailable(window) else { return }
+        // Nobody waits on these bytes (the first read will): no deadline, nothing to answer.
+        _ = cached.request(window, readAhead: 0, deadline: nil) { _ in }
     }
 
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? {
@@ -166,7 +197,7 @@ public final class RangeFetcher: ItemByteSource {
     public func sha256(itemID: Int64, file: CacheFileKey, length: Int64) throws(FetchError) -> String {
         let cached = try cachedFile(itemID: itemID, key: file)
         do {
-            return try SHA256Digest.hex(ofDescriptor: cached.file.fd, length: length, path: cached.file.path)
+            return try SHA256Digest.hex(ofDescriptor: try cached.file.open(), length: length, path: cached.file.path)
         } catch {
             throw FetchError(.cacheWriteFailed, "cannot read back \(cached.file.path): \(error)")
         }
@@ -205,16 +236,16 @@ public final class RangeFetcher: ItemByteSource {
         let id = FileID(itemID: itemID, key: key)
         return try files.withLock { files throws(FetchError) -> CachedFile in
             if let existing = files[id] { return existing }
-            let origin: FetchOrigin?
+            let stored: StoredCacheFile?
             do {
-                origin = try index.origin(itemID: itemID, file: key)
+                stored = try index.load(itemID: itemID, file: key)
             } catch {
                 throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
             }
-            guard let origin else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
+            guard let stored else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
             do {
                 let cached = try CachedFile(
-                    itemID: itemID, key: key, origin: origin, path: cacheFilePath(itemID: itemID, file: key),
+                    itemID: itemID, key: key, stored: stored, path: cacheFilePath(itemID: itemID, file: key),
                     loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
                     onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
                 files[id] = cached

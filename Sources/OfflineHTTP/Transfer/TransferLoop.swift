@@ -113,20 +113,24 @@ public final class TransferLoop: Sendable {
         context = Context(multi: multi)
     }
 
-    private func launchThread() {
-        let thread = Thread { [self] in run() }
+    private func launchThread(warmingUp: Bool) {
+        let thread = Thread { [self] in
+            if warmingUp { warmUp() }
+            run()
+        }
         thread.name = "offlinefs.transfers"
         thread.start()
     }
 
     /// Starts the loop thread now rather than with the first transfer, so that the first
-    /// transfer does not pay for it. Only once forking is over (see `Commands.threadStarted`).
+    /// transfer does not pay for it (nor for `warmUp`). Only once forking is over (see
+    /// `Commands.threadStarted`).
     public func startThread() {
         let needsThread = commands.withLock { commands in
             defer { commands.threadStarted = true }
             return !commands.threadStarted && !commands.stopping
         }
-        if needsThread { launchThread() }
+        if needsThread { launchThread(warmingUp: true) }
     }
 
     /// Starts `request`; the callbacks run on the loop thread. Never blocks.
@@ -139,7 +143,7 @@ public final class TransferLoop: Sendable {
             defer { commands.threadStarted = true }
             return (true, !commands.threadStarted)
         }
-        if needsThread { launchThread() }
+        if needsThread { launchThread(warmingUp: false) }
         if accepted {
             context.multi.wakeup()
         } else {
@@ -169,8 +173,10 @@ public final class TransferLoop: Sendable {
 
     private func run() {
         let multi = context.multi
-        var active: [UnsafeMutableRawPointer: Active] = [:]
-        var byID: [UInt64: UnsafeMutableRawPointer] = [:]
+        // Sized before there is work, like `warmUp`: a dictionary's first storage instantiates
+        // its type, with a protocol conformance look-up that scans every loaded image.
+        var active = [UnsafeMutableRawPointer: Active](minimumCapacity: 8)
+        var byID = [UInt64: UnsafeMutableRawPointer](minimumCapacity: 8)
 
         func finish(_ easy: UnsafeMutableRawPointer, _ error: HTTPError?) {
             guard let entry = active.removeValue(forKey: easy) else { return }
@@ -219,6 +225,16 @@ public final class TransferLoop: Sendable {
             multi.poll(milliseconds: active.isEmpty ? 10_000 : 1000)
         }
         exited.signal()
+    }
+
+    /// Sets up one transfer and drops it unperformed, before there is work: the first transfer
+    /// of a process otherwise pays for libcurl's and the Swift runtime's one-time set-up (type
+    /// metadata, protocol conformance look-ups, code first paged in) while a reader waits.
+    private func warmUp() {
+        let callbacks = TransferCallbacks(head: { _, _ in false }, body: { _ in false }, complete: { _ in })
+        _ = try? makeTransfer(Start(handle: TransferHandle(id: 0), request: HTTPRequest(url: "http://127.0.0.1/",
+                                                                                         headers: [("Range", "bytes=0-0")]),
+                                    callbacks: callbacks))
     }
 
     private static func refusal(_ entry: Active) -> HTTPError {
