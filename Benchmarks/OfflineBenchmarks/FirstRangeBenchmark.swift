@@ -7,7 +7,7 @@ import OfflineStore
 /// reader's open and first read ask of `ItemByteSource`, file after file, in a fresh library
 /// whose engine started as a mount's does. The first file shows the process's one-time costs.
 struct FirstRangeBenchmark {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+    typealias Failure = BenchmarkFailure
 
     var origin = ""
     var library = ""
@@ -16,19 +16,18 @@ struct FirstRangeBenchmark {
     var bytes: Int64 = 128 << 10
 
     init(arguments: [String]) throws {
-        var iterator = arguments.makeIterator()
-        while let flag = iterator.next() {
-            guard let value = iterator.next() else { throw Failure(description: "\(flag) needs a value") }
+        try forEachFlag(in: arguments) { flag, value in
             switch flag {
             case "--origin": origin = value.hasSuffix("/") ? value : value + "/"
             case "--library": library = value
             case "--files": files = value.split(separator: ",").map(String.init)
             case "--bytes": bytes = Int64(value) ?? bytes
-            default: throw Failure(description: "unknown option \(flag)")
+            default: return false
             }
+            return true
         }
         guard !origin.isEmpty, !library.isEmpty, !files.isEmpty else {
-            throw Failure(description: "--origin, --library and --files are required")
+            throw Failure("--origin, --library and --files are required")
         }
     }
 
@@ -40,7 +39,7 @@ struct FirstRangeBenchmark {
         let entries = files.map { CatalogEntry(contentID: $0, title: $0, type: .file, mediaURL: origin + $0) }
         _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: entries, isComplete: true, now: Date())
         let ids = try files.map { name -> Int64 in
-            guard let item = try store.item(source: "bench", contentID: name) else { throw Failure(description: "no item \(name)") }
+            guard let item = try store.item(source: "bench", contentID: name) else { throw Failure("no item \(name)") }
             return item.id
         }
         let engine = try TransferEngine(store: store)
@@ -61,7 +60,7 @@ struct FirstRangeBenchmark {
             }
             done.wait()
             let (result, answered) = outcome.get()
-            if case .failure(let error) = result { throw Failure(description: "\(name): \(error)") }
+            if case .failure(let error) = result { throw Failure("\(name): \(error)") }
             print(String(format: "%@: first %lld bytes in %.3f ms (open %.3f ms)", name, bytes,
                          Self.milliseconds(answered - started), Self.milliseconds(opened - started)))
         }

@@ -7,7 +7,7 @@ import OfflineStore
 /// downloads, `parallel` in flight, verified when checksums are given) into a fresh library,
 /// and prints throughput and the engine's CPU time per GiB.
 struct TransferBenchmark {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+    typealias Failure = BenchmarkFailure
 
     var origin = ""
     var library = ""
@@ -17,9 +17,7 @@ struct TransferBenchmark {
     var checksums: [String: String] = [:]
 
     init(arguments: [String]) throws {
-        var iterator = arguments.makeIterator()
-        while let flag = iterator.next() {
-            guard let value = iterator.next() else { throw Failure(description: "\(flag) needs a value") }
+        try forEachFlag(in: arguments) { flag, value in
             switch flag {
             case "--origin": origin = value.hasSuffix("/") ? value : value + "/"
             case "--library": library = value
@@ -33,10 +31,11 @@ struct TransferBenchmark {
                     let parts = line.split(separator: " ", omittingEmptySubsequences: true)
                     if parts.count == 2 { checksums[String(parts[1].drop { $0 == "*" })] = String(parts[0]) }
                 }
-            default: throw Failure(description: "unknown option \(flag)")
+            default: return false
             }
+            return true
         }
-        guard !origin.isEmpty, !library.isEmpty else { throw Failure(description: "--origin and --library are required") }
+        guard !origin.isEmpty, !library.isEmpty else { throw Failure("--origin and --library are required") }
     }
 
     func run() throws {
@@ -50,7 +49,7 @@ struct TransferBenchmark {
         }
         _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: entries, isComplete: true, now: Date())
         let ids = try names.map { name -> Int64 in
-            guard let item = try store.item(source: "bench", contentID: name) else { throw Failure(description: "no item \(name)") }
+            guard let item = try store.item(source: "bench", contentID: name) else { throw Failure("no item \(name)") }
             return item.id
         }
         let engine = try TransferEngine(store: store)
@@ -70,7 +69,7 @@ struct TransferBenchmark {
         print(String(format: "engine: %d × %d MiB, %d in flight, %@: %.2f s, %.1f MB/s, CPU %.2f s (%.2f s/GiB)",
                      count, Int(size >> 20), parallel, verified, seconds, bytes / seconds / 1e6, cpu,
                      cpu / (bytes / Double(1 << 30))))
-        if !failed.isEmpty { throw Failure(description: "\(failed.count) download(s) failed") }
+        if !failed.isEmpty { throw Failure("\(failed.count) download(s) failed") }
     }
 
     static func downloadAll(_ ids: [Int64], downloader: Downloader, parallel: Int) -> [DownloadResult] {
