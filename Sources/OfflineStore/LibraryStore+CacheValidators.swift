@@ -4,17 +4,6 @@ internal import GRDB
 /// The validator each item file's cached bytes belong to (see `CacheValidator`), kept in the
 /// same transactions as the range map so the two never disagree after a crash.
 extension LibraryStore {
-    /// The validator of one item file and its present ranges (see `cacheFileRecord`).
-    static func fetchCacheState(_ db: Database, itemID: Int64, file: String) throws
-        -> (validator: CacheValidator?, ranges: [Range<Int64>]) {
-        let validator = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT etag, lastModified, totalSize FROM cacheValidator WHERE itemID = ? AND file = ?
-            """), arguments: [itemID, file]).map { row in
-            CacheValidator(etag: row[0], lastModified: row[1], totalSize: row[2])
-        }
-        return (validator, try fetchRanges(db, itemID: itemID, file: file))
-    }
-
     /// Records `ranges` of `file` as present (merged with what is there) and the validator
     /// they belong to, in one transaction. Call only after the bytes are flushed.
     /// - Throws: `.unknownItem`.
@@ -145,23 +134,39 @@ public struct CacheFileRecord: Sendable, Equatable {
 }
 
 extension LibraryStore {
-    /// The URLs of an item's files, its source's feed URL and the cache state of `file`, in one
-    /// read transaction (each costs a few hundred microseconds on a reader's first open, when
-    /// writes since the last read make SQLite reload its pages); nil for an unknown item.
+    /// The URLs of an item's files, its source's feed URL and the cache state of `file`; nil
+    /// for an unknown item. This is on a reader's first open of a file, so it is one statement
+    /// (a consistent snapshot by itself) run without an explicit transaction: after a while
+    /// idle, each statement and transaction step costs tens of microseconds.
     public func cacheFileRecord(itemID: Int64, file: String) throws -> CacheFileRecord? {
-        try read { db in
-            // The state first: an unknown item also runs both statements (`StoreCacheIndex.warmUp`).
-            let (validator, ranges) = try Self.fetchCacheState(db, itemID: itemID, file: file)
-            let source = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT item.mediaURL, item.thumbnailURL, item.subtitles, source.feedURL
-                FROM item JOIN source ON source.id = item.sourceID WHERE item.id = ?
-                """), arguments: [itemID]).map { row in
-                CacheFileSource(mediaURL: row[0], thumbnailURL: row[1],
-                                subtitles: (row[2] as String?).flatMap { JSONText.decode([SubtitleTrack].self, from: $0) } ?? [],
-                                feedURL: row[3])
-            }
-            guard let source else { return nil }
-            return CacheFileRecord(source: source, validator: validator, ranges: ranges)
+        try readStatement { db in
+            let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT item.mediaURL, item.thumbnailURL, item.subtitles, source.feedURL,
+                       validator.itemID, validator.etag, validator.lastModified, validator.totalSize,
+                       (SELECT group_concat(range, ',') FROM
+                           (SELECT start || '-' || "end" AS range FROM cacheRange
+                            WHERE itemID = ?1 AND file = ?2 ORDER BY start))
+                FROM item JOIN source ON source.id = item.sourceID
+                LEFT JOIN cacheValidator AS validator ON validator.itemID = item.id AND validator.file = ?2
+                WHERE item.id = ?1
+                """), arguments: [itemID, file])
+            return row.map(Self.cacheFileRecord(_:))
         }
+    }
+
+    private static func cacheFileRecord(_ row: Row) -> CacheFileRecord {
+        let source = CacheFileSource(mediaURL: row[0], thumbnailURL: row[1],
+                                     subtitles: (row[2] as String?).flatMap { JSONText.decode([SubtitleTrack].self, from: $0) } ?? [],
+                                     feedURL: row[3])
+        let hasValidator = !row.hasNull(atIndex: 4)  // a validator row may hold only NULLs
+        let etag: String? = row[5], lastModified: String? = row[6], totalSize: Int64? = row[7]
+        let ranges = ((row[8] as String?) ?? "").split(separator: ",").compactMap { text -> Range<Int64>? in
+            let ends = text.split(separator: "-")
+            guard ends.count == 2, let start = Int64(ends[0]), let end = Int64(ends[1]), start < end else { return nil }
+            return start..<end
+        }
+        return CacheFileRecord(source: source,
+                               validator: hasValidator ? CacheValidator(etag: etag, lastModified: lastModified, totalSize: totalSize) : nil,
+                               ranges: ranges)
     }
 }

@@ -154,6 +154,12 @@ public final class LibraryStore: Sendable {
         try wrap { try pool.read(body) }
     }
 
+    /// A read of one statement, which is a consistent snapshot by itself, without `read`'s
+    /// transaction: for the hottest look-ups, where its extra statements show.
+    func readStatement<T>(_ body: (Database) throws -> T) throws -> T {
+        try wrap { try pool.unsafeRead(body) }
+    }
+
     private func wrap<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()

@@ -81,6 +81,10 @@ struct CacheRangeTests {
             let thumbnail = try #require(try store.cacheFileRecord(itemID: id, file: "thumbnail"))
             #expect(thumbnail.source == record.source && thumbnail.validator == nil && thumbnail.ranges.isEmpty)
             #expect(try store.cacheFileRecord(itemID: id + 1, file: "media") == nil)
+            // A validator that knows nothing yet is still a validator (a version was started).
+            try store.resetCache(itemID: id, file: "media", validator: CacheValidator())
+            let reset = try #require(try store.cacheFileRecord(itemID: id, file: "media"))
+            #expect(reset.validator == CacheValidator() && reset.ranges.isEmpty)
         }
     }
 
