@@ -50,12 +50,6 @@ final class PassthroughFiles: Sendable {
         state.withLock { $0.backingFiles = backingFiles }
     }
 
-    /// Whether opens of media still arriving go `direct_io`: only when such files can still be
-    /// mmapped (the kernel agreed to `KernelFeatures.directIOMmap`).
-    var directIOForPartialMedia: Bool {
-        state.withLock { $0.backingFiles?.granted.contains(.directIOMmap) ?? false }
-    }
-
     /// The mode of a new open of `itemID`'s media.
     /// - Parameters:
     ///   - whole: every byte is in the cache file at `path`.
