@@ -28,9 +28,13 @@ public final class LibraryStore: Sendable {
     ///
     /// Sets WAL, `synchronous=FULL` (a commit that claims bytes are present must survive a
     /// power loss), foreign keys and a busy timeout, then runs `PRAGMA quick_check`.
+    /// - Parameter integrityCheck: `.later` leaves the check to the caller's
+    ///   `checkIntegrity()` (the mount runs it after mounting, before it serves the library);
+    ///   a file that needs a migration is checked now anyway, since migrating writes.
     /// - Throws: `StoreError` `.corruptDatabase` when the file is not a database or the check
     ///   fails; `.databaseError` when the folder or file cannot be created or opened.
-    public static func open(folder: URL, clock: @escaping @Sendable () -> Date = { Date() }) throws -> LibraryStore {
+    public static func open(folder: URL, integrityCheck: IntegrityCheckTiming = .atOpen,
+                            clock: @escaping @Sendable () -> Date = { Date() }) throws -> LibraryStore {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
@@ -54,7 +58,9 @@ public final class LibraryStore: Sendable {
             // prepareDatabase ran: restore FULL on the one connection that writes.
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
-                try checkIntegrity(db, path: path)
+                if try integrityCheck == .atOpen || !StoreSchema.migrator.hasCompletedMigrations(db) {
+                    try checkIntegrity(db, path: path)
+                }
                 // A 100k-item merge touches tens of MB of pages in one transaction; with the
                 // default 2 MB cache SQLite spills to the WAL mid-transaction. (Set after the
                 // check, which would otherwise fill it with every page of the file.)
@@ -69,6 +75,33 @@ public final class LibraryStore: Sendable {
             throw StoreError(.databaseError, "cannot open library database \(path)", underlying: error)
         }
         return LibraryStore(folder: folder, pool: pool, clock: clock)
+    }
+
+    /// When `open` runs its integrity check.
+    public enum IntegrityCheckTiming: Sendable {
+        case atOpen
+        /// The caller runs `checkIntegrity()` before it trusts or writes the library.
+        case later
+    }
+
+    /// The check `open(folder:integrityCheck: .later)` left out, on the writer connection.
+    /// - Throws: `StoreError` `.corruptDatabase` when it fails.
+    public func checkIntegrity() throws {
+        let path = folder.appendingPathComponent(Self.databaseFileName).path
+        do {
+            try pool.writeWithoutTransaction { db in
+                // The check reads every page: keep them out of the writer's 32 MB cache.
+                try db.execute(sql: "PRAGMA cache_size = -2000")
+                defer { try? db.execute(sql: "PRAGMA cache_size = -32768") }
+                try Self.checkIntegrity(db, path: path)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError where [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode) {
+            throw StoreError(.corruptDatabase, "\(path) is not a readable library database", underlying: error)
+        } catch {
+            throw StoreError(.databaseError, "cannot check library database \(path)", underlying: error)
+        }
     }
 
     /// `PRAGMA quick_check` of the whole file: every page, b-tree and NOT NULL column, but not
@@ -133,7 +166,8 @@ public final class LibraryStore: Sendable {
 
     /// Copies the library database to `url` with `VACUUM INTO` (consistent while in use).
     public func backup(to url: URL) throws {
-        try wrap { try pool.read { db in try db.execute(sql: "VACUUM INTO ?", arguments: [url.path]) } }
+        // Outside a transaction (SQLite refuses VACUUM inside one); it reads a snapshot itself.
+        try wrap { try pool.writeWithoutTransaction { db in try db.execute(sql: "VACUUM INTO ?", arguments: [url.path]) } }
     }
 
     /// The value of a PRAGMA on the writer connection (diagnostics and tests: the durability
