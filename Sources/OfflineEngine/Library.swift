@@ -16,9 +16,12 @@ public final class Library: Sendable {
     public let syncSettings: SyncSettings
     let client: HTTPClient
 
-    public init(folder: URL, syncSettings: SyncSettings = SyncSettings()) throws {
+    /// - Parameter integrityCheck: `.later` for a caller that runs `store.checkIntegrity()`
+    ///   itself before it uses the library (the mount: see `LibraryStore.open`).
+    public init(folder: URL, syncSettings: SyncSettings = SyncSettings(),
+                integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen) throws {
         self.folder = folder
-        self.store = try LibraryStore.open(folder: folder)
+        self.store = try LibraryStore.open(folder: folder, integrityCheck: integrityCheck)
         self.syncSettings = syncSettings
         self.client = HTTPClient()
     }

@@ -24,6 +24,10 @@ public final class MountTree: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let threadDone = DispatchSemaphore(value: 0)
     private let threadStarted = Atomic<Bool>(false)
+    /// Closed until the first build has run: a request before then waits for the library's
+    /// tree instead of seeing an empty one (and the kernel caching its misses).
+    private let firstBuild = DispatchGroup()
+    private let firstBuildDone = Atomic<Bool>(false)
 
     public init(store: LibraryStore, uid: UInt32, gid: UInt32, clock: @escaping @Sendable () -> Date, logger: Logger,
                 joinedExtension: @escaping @Sendable (Int64) -> String? = { _ in nil }) {
@@ -35,16 +39,35 @@ public final class MountTree: Sendable {
         self.logger = logger
         folderTime = Timestamp(clock())
         current = Mutex(TreeSnapshot.empty(uid: uid, gid: gid, folderTime: folderTime))
+        firstBuild.enter()
     }
 
-    /// The tree now.
-    public var snapshot: TreeSnapshot { current.withLock { $0 } }
+    /// The tree now; before the first build has run, waits for it.
+    public var snapshot: TreeSnapshot {
+        if !firstBuildDone.load(ordering: .acquiring) { firstBuild.wait() }
+        return current.withLock { $0 }
+    }
+
+    /// The tree now, without waiting for the first build: the root and its four folders are
+    /// the same in the empty tree, so their attributes can be answered while the mount starts.
+    public var snapshotWithoutWaiting: TreeSnapshot { current.withLock { $0 } }
+
+    /// Whether the first build has run.
+    public var isBuilt: Bool { firstBuildDone.load(ordering: .acquiring) }
+
+    /// Lets waiting requests go on with the tree as it is (the empty one when the library
+    /// could not be read): for a mount that gives up while it starts.
+    public func openWithoutBuilding() {
+        if !firstBuildDone.exchange(true, ordering: .acquiringAndReleasing) { firstBuild.leave() }
+    }
 
     /// Rebuilds when the store changed since the last build (always when `force`), and
     /// returns the old and new trees when it did. Blocking (store reads): not for requests.
     @discardableResult
     public func refresh(force: Bool = false) -> (old: TreeSnapshot, new: TreeSnapshot)? {
-        building.withLock { token -> (TreeSnapshot, TreeSnapshot)? in
+        // After the first attempt requests go on, with the last good tree if it failed.
+        defer { openWithoutBuilding() }
+        return building.withLock { token -> (TreeSnapshot, TreeSnapshot)? in
             do {
                 // The token is read before the rows: a change during the build moves it again,
                 // so the next check rebuilds.

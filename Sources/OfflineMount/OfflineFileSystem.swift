@@ -85,6 +85,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.
+    /// Requests that arrive before the tree is built wait for it (`MountTree.snapshot`), so
+    /// this may run on a thread of its own while the session already serves.
     /// - Parameter backingFiles: the session's, for passthrough opens of cached media.
     public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration) {
         self.notifier.withLock { $0 = notifier }
@@ -96,7 +98,12 @@ public final class OfflineFileSystem: FileSystemOperations {
         }
     }
 
-    public func stop() { tree.stop() }
+    /// Ends the refresher; requests still waiting for a first build go on with the tree as
+    /// it is (for a mount that gives up while starting).
+    public func stop() {
+        tree.openWithoutBuilding()
+        tree.stop()
+    }
 
     // MARK: - Operations
 
@@ -114,7 +121,10 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func getattr(inode: UInt64, file: FileInfo?, reply: Reply<FileAttributes>) {
-        switch attributes(tree.snapshot, inode) {
+        // The root's attributes do not depend on the library: a `stat` of the mount point is
+        // answered while the tree is still being built (the mount is up as soon as it mounts).
+        let snapshot = NodeID(inode: inode) == .root ? tree.snapshotWithoutWaiting : tree.snapshot
+        switch attributes(snapshot, inode) {
         case .success(let attributes): reply.succeed(attributes, timeout: timeout(for: inode))
         case .failure(let errno): reply.fail(errno)
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OfflineEngine
+import OfflineStore
 
 /// `--library DIR`, shared by every command that touches a library.
 struct LibraryOptions: ParsableArguments {
@@ -9,9 +10,9 @@ struct LibraryOptions: ParsableArguments {
 
     var folder: URL { LibraryLocation.resolve(explicit: library) }
 
-    func open() throws -> Library {
+    func open(integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen) throws -> Library {
         do {
-            return try Library(folder: folder)
+            return try Library(folder: folder, integrityCheck: integrityCheck)
         } catch {
             throw CLIError("cannot open the library at \(folder.path): \(ErrorMessages.reason(error)) "
                            + "(use a writable folder: --library DIR or OFFLINEFS_LIBRARY)")

@@ -42,13 +42,14 @@ struct MountRunner {
         } catch {
             throw CLIError("cannot mount on \(mountpoint): \(error) (is /dev/fuse there, and fusermount3 installed?)")
         }
+        var readiness: Detach.Readiness?
         if !foreground {
             // fork() with threads running can hang: nothing above may have started one.
             if let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"), threads.count > 1 {
                 logger.warning("daemonizing with \(threads.count) threads running")
             }
             do {
-                try FUSESession.daemonize()
+                readiness = try Detach.detach()
             } catch {
                 session.close()
                 throw CLIError("cannot detach from the terminal: \(error)")
@@ -60,30 +61,38 @@ struct MountRunner {
         } catch {
             logger.warning("no signal handlers (Ctrl-C will not unmount cleanly): \(error)")
         }
-        fileSystem.start(notifier: session.notifier, backingFiles: session.backingFiles, refreshInterval: mountOptions.refreshInterval)
-        engine.start()
+        // The session serves from here on; the library is checked and its tree built on a
+        // thread of its own meanwhile. Requests wait for the tree (`MountTree.snapshot`) except
+        // the root's attributes, so the mount point answers `stat` as soon as it is mounted.
+        let startup = MountStartup(library: opened, fileSystem: fileSystem, engine: engine, session: session,
+                                   options: mountOptions, readiness: readiness, logger: logger, mountpoint: mountpoint)
+        startup.begin()
         // Sequential readers of the page cache get requests of `max_read` instead of 128 KiB
-        // (a fraction of the per-request cost). Waits for INIT, so on a thread of its own;
-        // without root it fails and the kernel's default stays.
+        // (a fraction of the per-request cost). Waits for INIT, so on a thread of its own
+        // that nothing waits for; without root it fails and the kernel's default stays.
         let readAhead = mountOptions.maxRead / 1024
         Thread {
             if let error = session.setReadAhead(kilobytes: readAhead) {
                 logger.debug("kernel read-ahead of \(mountpoint) left at its default: \(error)")
             }
         }.start()
-        logger.info("mounted \(opened.folder.path) on \(mountpoint)")
         defer {
+            startup.waitUntilDone()
             fileSystem.stop()
             session.close()
             engine.stop()
         }
+        let end: FUSESession.LoopEnd
         do {
-            let end = try session.run()
-            logger.info("unmounted \(mountpoint)\(end == .ended ? "" : " (signal)")")
+            end = try session.run()
         } catch {
             logger.error("the mount ended with an error: \(error)")
             throw ExitCode.failure
         }
+        if let failure = startup.failure {
+            throw CLIError(failure)
+        }
+        logger.info("unmounted \(mountpoint)\(end == .ended ? "" : " (signal)")")
     }
 
     /// Refuses a mount point that is missing, not a folder, already mounted (a second mount

@@ -4,6 +4,7 @@ import Logging
 import OfflineEngine
 import OfflineFUSE
 import OfflineMount
+import OfflineStore
 
 struct MountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,7 +12,7 @@ struct MountCommand: ParsableCommand {
         abstract: "Mount the library as files.",
         discussion: """
             Shows sources/, categories/, state/ and recent/ under the mount point. Without -f, \
-            detaches once the mount is up and logs to syslog; with -f, stays in the foreground \
+            detaches once the library is served and logs to syslog; with -f, stays in the foreground \
             and logs to stderr. Ends on 'offlinefs unmount', Ctrl-C or SIGTERM.
 
             Options (-o, comma-separated):
@@ -39,7 +40,8 @@ struct MountCommand: ParsableCommand {
 
     func run() throws {
         let mountOptions = try MountOptions.parse(options)
-        let opened = try library.open()
+        // Checked by the mount once it is up (`MountStartup`), so mounting does not wait for it.
+        let opened = try library.open(integrityCheck: .later)
         try MountRunner(library: opened, mountpoint: mountpoint, options: mountOptions, foreground: foreground).run()
     }
 }

@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import OfflineEngine
+import OfflineFUSE
+import OfflineMount
+import OfflineStore
+import Synchronization
+
+/// What a mount does once the kernel connection is up, on a thread of its own while the
+/// session already answers: the library's integrity check, the tree, the engine. Until the
+/// tree is built, requests wait for it (only the root's attributes do not), so nobody sees a
+/// half-loaded library; `mount_time` is the time to mount, not the time to read 100,000 rows.
+///
+/// A failed check ends the mount: the session exits (unmounting), the detached daemon's
+/// foreground process prints the reason, and `run` throws it.
+final class MountStartup: Sendable {
+    private let library: Library
+    private let fileSystem: OfflineFileSystem
+    private let engine: Engine
+    private let session: FUSESession
+    private let options: MountOptions
+    private let readiness: Detach.Readiness?
+    private let logger: Logger
+    private let mountpoint: String
+    private let done = DispatchSemaphore(value: 0)
+    private let failureMessage = Mutex<String?>(nil)
+
+    init(library: Library, fileSystem: OfflineFileSystem, engine: Engine, session: FUSESession,
+         options: MountOptions, readiness: Detach.Readiness?, logger: Logger, mountpoint: String) {
+        self.library = library
+        self.fileSystem = fileSystem
+        self.engine = engine
+        self.session = session
+        self.options = options
+        self.readiness = readiness
+        self.logger = logger
+        self.mountpoint = mountpoint
+    }
+
+    /// Why the mount gave up while starting, if it did.
+    var failure: String? { failureMessage.withLock { $0 } }
+
+    func begin() {
+        let thread = Thread { [self] in
+            defer { done.signal() }
+            run()
+        }
+        thread.name = "offlinefs.startup"
+        thread.start()
+    }
+
+    /// Waits for the start-up thread (the session may end while it still loads the tree).
+    func waitUntilDone() {
+        done.wait()
+        done.signal()
+    }
+
+    private func run() {
+        do {
+            try library.store.checkIntegrity()
+        } catch {
+            let message = "cannot mount \(library.folder.path): \(ErrorMessages.translate(error))"
+            logger.error("\(message)")
+            failureMessage.withLock { $0 = message }
+            readiness?.failed(message)
+            fileSystem.stop()  // requests waiting for the tree go on, and end with the session
+            session.exit()
+            return
+        }
+        fileSystem.start(notifier: session.notifier, backingFiles: session.backingFiles,
+                         refreshInterval: options.refreshInterval)
+        engine.start()
+        readiness?.ready()
+        logger.info("mounted \(library.folder.path) on \(mountpoint)")
+    }
+}
