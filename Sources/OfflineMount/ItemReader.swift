@@ -49,7 +49,9 @@ final class ItemReader: Sendable {
     }
     private let table = Mutex(Table())  // protected: the open-file table
     /// Sends the replies of large reads that waited for bytes, off the engine's threads.
-    private let replies = DispatchQueue(label: "offlinefs.read-replies")
+    /// Concurrent: each reply is a copy into its reader's pages, and with several readers one
+    /// serial queue did all of their copies on one core.
+    private let replies = DispatchQueue(label: "offlinefs.read-replies", attributes: .concurrent)
     /// Replies from this size on leave the engine's thread (a small one costs less than the hop).
     static let largeReply: Int64 = 256 << 10
 
