@@ -8,7 +8,7 @@ import Testing
     @Test func manyTransfersCountersAndCancel() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let loop = try TransferLoop()
+        let loop = TransferLoop()
         defer { loop.shutdown() }
         origin.serve("/big", .generated(size: 8 << 20, seed: 1))
         origin.serve("/small", .generated(size: 300_000, seed: 2))
@@ -40,7 +40,7 @@ import Testing
     @Test func refusedHeadStopsTheBody() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let loop = try TransferLoop()
+        let loop = TransferLoop()
         defer { loop.shutdown() }
         origin.serve("/x", .generated(size: 4 << 20, seed: 1))
         let done = DispatchSemaphore(value: 0)
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func startAfterShutdownCompletesCancelled() throws {
-        let loop = try TransferLoop()
+        let loop = TransferLoop()
         loop.shutdown()
         let error = Box<HTTPError?>(nil)
         loop.start(HTTPRequest(url: "http://127.0.0.1:9/"), TransferCallbacks(body: { _ in true }, complete: { error.value = $0 }))

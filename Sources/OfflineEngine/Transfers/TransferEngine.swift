@@ -17,7 +17,7 @@ public final class TransferEngine: Sendable {
                 loopConfiguration: TransferLoop.Configuration = TransferLoop.Configuration(),
                 attemptsPerDownload: Int = 3) throws {
         self.store = store
-        loop = try TransferLoop(configuration: loopConfiguration)
+        loop = TransferLoop(configuration: loopConfiguration)
         hls = HLSStreams(store: store, timeouts: HTTPTimeouts(connect: settings.timeouts.connect,
                                                                lowSpeedBytesPerSecond: settings.timeouts.lowSpeedBytesPerSecond,
                                                                lowSpeedSeconds: settings.timeouts.lowSpeedSeconds,

@@ -41,13 +41,19 @@ public final class TransferLoop: Sendable {
         /// The loop thread starts on the first transfer, so a process can create the loop,
         /// then fork (a daemonizing mount), then use it: fork() with threads running hangs.
         var threadStarted = false
+        /// Why the loop thread could not set libcurl up; every transfer fails with it.
+        var setupFailure: HTTPError?
     }
 
-    /// Owned by the loop thread; only `wakeup` is called from other threads (thread-safe in
-    /// libcurl).
+    /// The multi handle, made by the loop thread when it starts: making it initializes
+    /// libcurl (and OpenSSL with it), which a mount does after it is up, not before. Only
+    /// `wakeup` is called from other threads (thread-safe in libcurl); before the handle
+    /// exists there is nothing to wake, since the loop reads its commands first.
     private final class Context: @unchecked Sendable {
-        let multi: CurlMulti
-        init(multi: CurlMulti) { self.multi = multi }
+        private let lock = NSLock()  // leaf lock, guards `handle`
+        private var handle: CurlMulti?
+        func set(_ multi: CurlMulti) { lock.withLock { handle = multi } }
+        func wakeup() { lock.withLock { handle }?.wakeup() }
     }
 
     /// State of one running transfer, touched only on the loop thread.
@@ -100,17 +106,14 @@ public final class TransferLoop: Sendable {
     }
 
     private let configuration: Configuration
-    private let context: Context
+    private let context = Context()
     private let commands = Mutex(Commands())
     private let nextID = Atomic<UInt64>(1)
     private let exited = DispatchSemaphore(value: 0)
 
-    public init(configuration: Configuration = Configuration()) throws(HTTPError) {
+    /// Touches no libcurl state: the loop thread sets libcurl up when it starts.
+    public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        let multi = try CurlMulti()
-        multi.setMaxHostConnections(configuration.maxHostConnections)
-        multi.setMaxConnectionCache(configuration.maxConnectionCache)
-        context = Context(multi: multi)
     }
 
     private func launchThread(warmingUp: Bool) {
@@ -137,17 +140,18 @@ public final class TransferLoop: Sendable {
     @discardableResult
     public func start(_ request: HTTPRequest, _ callbacks: TransferCallbacks) -> TransferHandle {
         let handle = TransferHandle(id: nextID.add(1, ordering: .relaxed).oldValue)
-        let (accepted, needsThread) = commands.withLock { commands in
-            guard !commands.stopping else { return (false, false) }
+        let (accepted, needsThread, failure) = commands.withLock { commands -> (Bool, Bool, HTTPError?) in
+            if let failure = commands.setupFailure { return (false, false, failure) }
+            guard !commands.stopping else { return (false, false, nil) }
             commands.starts.append(Start(handle: handle, request: request, callbacks: callbacks))
             defer { commands.threadStarted = true }
-            return (true, !commands.threadStarted)
+            return (true, !commands.threadStarted, nil)
         }
         if needsThread { launchThread(warmingUp: false) }
         if accepted {
-            context.multi.wakeup()
+            context.wakeup()
         } else {
-            callbacks.complete(HTTPError(.cancelled, "\(request.url): the transfer loop has stopped"))
+            callbacks.complete(failure ?? HTTPError(.cancelled, "\(request.url): the transfer loop has stopped"))
         }
         return handle
     }
@@ -155,7 +159,7 @@ public final class TransferLoop: Sendable {
     /// Stops a transfer; its `complete` runs with `.cancelled` unless it already ran.
     public func cancel(_ handle: TransferHandle) {
         commands.withLock { $0.cancels.append(handle.id) }
-        context.multi.wakeup()
+        context.wakeup()
     }
 
     /// Cancels every transfer, waits for the loop thread to end. Idempotent.
@@ -165,14 +169,23 @@ public final class TransferLoop: Sendable {
             return (!commands.stopping, commands.threadStarted)
         }
         guard first, running else { return }
-        context.multi.wakeup()
+        context.wakeup()
         exited.wait()
     }
 
     // MARK: - The loop thread
 
     private func run() {
-        let multi = context.multi
+        let multi: CurlMulti
+        do throws(HTTPError) {
+            multi = try CurlMulti()
+        } catch {
+            failEveryTransfer(error)
+            return
+        }
+        multi.setMaxHostConnections(configuration.maxHostConnections)
+        multi.setMaxConnectionCache(configuration.maxConnectionCache)
+        context.set(multi)
         // Sized before there is work, like `warmUp`: a dictionary's first storage instantiates
         // its type, with a protocol conformance look-up that scans every loaded image.
         var active = [UnsafeMutableRawPointer: Active](minimumCapacity: 8)
@@ -224,6 +237,18 @@ public final class TransferLoop: Sendable {
             // Returns at once on socket activity, a curl timer or a wakeup from start/cancel.
             multi.poll(milliseconds: active.isEmpty ? 10_000 : 1000)
         }
+        exited.signal()
+    }
+
+    /// Without a multi handle (libcurl could not be set up) no transfer can run: each one,
+    /// queued or yet to come, completes with `error`.
+    private func failEveryTransfer(_ error: HTTPError) {
+        commands.withLock { $0.setupFailure = error }
+        let queued = commands.withLock { commands in
+            defer { commands.starts = [] }
+            return commands.starts
+        }
+        for start in queued { start.callbacks.complete(error) }
         exited.signal()
     }
 
