@@ -34,9 +34,10 @@ let package = Package(
     ],
     targets: [
         // C shims
+        // libcurl is loaded on first use (dlopen), not linked: see libcurl_loader.c.
         .target(
             name: "CCurlShim",
-            linkerSettings: [.linkedLibrary("curl")]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // SHA-256 from the system OpenSSL (libssl-dev) to verify downloads.
         .target(

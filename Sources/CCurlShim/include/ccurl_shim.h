@@ -1,9 +1,26 @@
-// Typed wrappers for libcurl's variadic calls, which Swift cannot import.
-// One function per argument kind; everything else is used from <curl/curl.h> directly.
+// libcurl for Swift: loaded on first use (libcurl_loader.c explains why), so every call goes
+// through a `ccurl_` function here; <curl/curl.h> gives the types and constants only.
+// The variadic calls, which Swift cannot import, have one typed wrapper per argument kind.
 #ifndef CCURL_SHIM_H
 #define CCURL_SHIM_H
 
 #include <curl/curl.h>
+
+CURL *ccurl_easy_init(void);
+void ccurl_easy_cleanup(CURL *handle);
+CURLcode ccurl_easy_perform(CURL *handle);
+const char *ccurl_easy_strerror(CURLcode code);
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *string);
+void ccurl_slist_free_all(struct curl_slist *list);
+CURLM *ccurl_multi_init(void);
+CURLMcode ccurl_multi_cleanup(CURLM *multi);
+CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *easy);
+CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy);
+CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
+CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd extra[], unsigned int count, int timeout_ms, int *numfds);
+CURLMcode ccurl_multi_wakeup(CURLM *multi);
+/// libcurl's version string, e.g. "7.88.1".
+const char *ccurl_version(void);
 
 typedef size_t (*ccurl_data_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
 typedef int (*ccurl_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,

@@ -11,15 +11,15 @@ final class CurlEasy {
 
     init() throws(HTTPError) {
         CurlGlobal.ensureInitialized()
-        guard let handle = curl_easy_init() else {
+        guard let handle = ccurl_easy_init() else {
             throw HTTPError(.internal, "curl_easy_init failed")
         }
         self.handle = handle
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        for list in headerLists { curl_slist_free_all(list) }
+        ccurl_easy_cleanup(handle)
+        for list in headerLists { ccurl_slist_free_all(list) }
     }
 
     func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {
@@ -54,7 +54,7 @@ final class CurlEasy {
     /// Replaces the request headers; each is a full "Name: value" line.
     func setHeaders(_ lines: [String]) throws(HTTPError) {
         var list: UnsafeMutablePointer<curl_slist>? = nil
-        for line in lines { list = curl_slist_append(list, line) }
+        for line in lines { list = ccurl_slist_append(list, line) }
         if let list { headerLists.append(list) }
         try check(ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list), CURLOPT_HTTPHEADER)
     }
@@ -79,7 +79,7 @@ final class CurlEasy {
 
     /// Runs the transfer on the calling thread (blocking).
     func perform() -> CURLcode {
-        curl_easy_perform(handle)
+        ccurl_easy_perform(handle)
     }
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws(HTTPError) {

@@ -11,11 +11,11 @@ enum CurlGlobal {
     }
 
     static func describe(_ code: CURLcode) -> String {
-        String(cString: curl_easy_strerror(code))
+        String(cString: ccurl_easy_strerror(code))
     }
 
     /// libcurl's own version string, e.g. "7.88.1".
     static var version: String {
-        String(cString: curl_version_info(CURLVERSION_TENTH).pointee.version)
+        String(cString: ccurl_version())
     }
 }

@@ -9,14 +9,14 @@ final class CurlMulti {
 
     init() throws(HTTPError) {
         CurlGlobal.ensureInitialized()
-        guard let handle = curl_multi_init() else {
+        guard let handle = ccurl_multi_init() else {
             throw HTTPError(.internal, "curl_multi_init failed")
         }
         self.handle = handle
     }
 
     deinit {
-        curl_multi_cleanup(handle)
+        ccurl_multi_cleanup(handle)
     }
 
     func setMaxHostConnections(_ count: Int) {
@@ -28,29 +28,29 @@ final class CurlMulti {
     }
 
     func add(_ easy: CurlEasy) {
-        curl_multi_add_handle(handle, easy.handle)
+        ccurl_multi_add_handle(handle, easy.handle)
     }
 
     func remove(_ easy: CurlEasy) {
-        curl_multi_remove_handle(handle, easy.handle)
+        ccurl_multi_remove_handle(handle, easy.handle)
     }
 
     /// Moves every transfer as far as it can without blocking; returns how many still run.
     func perform() -> Int {
         var running: Int32 = 0
-        curl_multi_perform(handle, &running)
+        ccurl_multi_perform(handle, &running)
         return Int(running)
     }
 
     /// Waits for activity on any transfer, at most `milliseconds`.
     func poll(milliseconds: Int) {
         var fds: Int32 = 0
-        curl_multi_poll(handle, nil, 0, Int32(milliseconds), &fds)
+        ccurl_multi_poll(handle, nil, 0, Int32(milliseconds), &fds)
     }
 
     /// Interrupts a `poll` from another thread.
     func wakeup() {
-        curl_multi_wakeup(handle)
+        ccurl_multi_wakeup(handle)
     }
 
     /// The next finished transfer, if any: its easy handle pointer and result.
