@@ -2,7 +2,8 @@
 // offlinefs: an offline media library for Linux, shown as a FUSE filesystem.
 //
 // Layers, bottom to top (each imports only the ones below it):
-//   CCurlShim / CFuseShim   C shims for what Swift cannot import (variadic calls, macros)
+//   CCurlShim / CFuseShim   C shims for what Swift cannot import (variadic calls, macros);
+//                           CCurlShim also loads libcurl on first use
 //   CCryptoShim             SHA-256 from the system libcrypto (OpenSSL EVP)
 //   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
 //   OfflineFUSE             typed Swift binding over libfuse3's low-level API
