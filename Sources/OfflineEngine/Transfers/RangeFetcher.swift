@@ -101,6 +101,26 @@ public final class RangeFetcher: ItemByteSource {
         deadline: ContinuousClock.Instant,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
+        wait(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: nil,
+             completion: completion)
+    }
+
+    @discardableResult
+    public func whenAvailable(
+        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
+        deadline: ContinuousClock.Instant,
+        bytes: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
+    ) -> any FetchTicket {
+        wait(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: bytes,
+             completion: completion)
+    }
+
+    private func wait(
+        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64, deadline: ContinuousClock.Instant,
+        bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
+        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
+    ) -> any FetchTicket {
         let cached: CachedFile
         do {
             cached = try cachedFile(itemID: itemID, key: file)
@@ -108,7 +128,8 @@ public final class RangeFetcher: ItemByteSource {
             callbacks.async { completion(.failure(error)) }
             return Ticket(file: nil, waiterID: nil)
         }
-        let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, completion: completion)
+        let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
+                                completion: completion)
         return Ticket(file: cached, waiterID: id)
     }
 
