@@ -89,7 +89,6 @@ final class CachedFile: Sendable {
             return nil
         case .waiting(let id, let fetches):
             startFetches(fetches)
-            if !fetches.isEmpty { file.prepare() }  // while the transfer connects
             if let deadline {
                 let seconds = deadline - .now
                 if seconds < .seconds(86_400) {
