@@ -20,6 +20,8 @@ public final class RangeFetcher: ItemByteSource {
     private let cacheFolderPath: String
     private let loop: TransferLoop
     private let index: any CacheIndex
+    /// Origins of uncached media, so that a first open needs no store read (nil: always read).
+    private let mediaOrigins: MediaOriginIndex?
     private let settings: FetchSettings
     private let flusher = Flusher()
     private let warmingUp = DispatchGroup()
@@ -41,13 +43,16 @@ public final class RangeFetcher: ItemByteSource {
     public convenience init(store: LibraryStore, loop: TransferLoop, settings: FetchSettings = FetchSettings(),
                             hls: HLSStreams? = nil) {
         self.init(cacheFolder: CacheLayout.cacheFolder(library: store.folder),
-                  index: StoreCacheIndex(store: store, hls: hls), loop: loop, settings: settings)
+                  index: StoreCacheIndex(store: store, hls: hls), mediaOrigins: MediaOriginIndex(store: store),
+                  loop: loop, settings: settings)
     }
 
-    init(cacheFolder: URL, index: any CacheIndex, loop: TransferLoop, settings: FetchSettings) {
+    init(cacheFolder: URL, index: any CacheIndex, mediaOrigins: MediaOriginIndex? = nil, loop: TransferLoop,
+         settings: FetchSettings) {
         self.cacheFolder = cacheFolder
         cacheFolderPath = cacheFolder.path
         self.index = index
+        self.mediaOrigins = mediaOrigins
         self.loop = loop
         self.settings = settings
     }
@@ -65,14 +70,21 @@ public final class RangeFetcher: ItemByteSource {
         thread.start()
     }
 
+    /// Blocks until the warm-up `startThreads` started has ended (tests, benchmarks).
+    public func waitForWarmUp() {
+        warmingUp.wait()
+    }
+
     /// Runs what a reader's first open of a file runs, on throwaway values: otherwise the first
     /// open of a mount pays ~1 ms of one-time set-up (Swift type metadata and protocol
     /// conformance look-ups, SQLite statements, code first paged in) while its reader waits.
-    /// Also makes the cache folder, which the first cache file would otherwise make.
+    /// Also makes the cache folder, which the first cache file would otherwise make, and reads
+    /// the origins of uncached media (`MediaOriginIndex`).
     private func warmUp() {
         mkdir(cacheFolderPath, 0o755)
         index.warmUp()
         CachedFileState.warmUp()
+        mediaOrigins?.load()
     }
 
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
@@ -259,7 +271,12 @@ public final class RangeFetcher: ItemByteSource {
             if let existing = files[id] { return existing }
             let stored: StoredCacheFile?
             do {
-                stored = try index.load(itemID: itemID, file: key)
+                if key == "media", let origin = mediaOrigins?.origin(itemID: itemID) {
+                    // What the store read would say of it: no version known, no byte claimed.
+                    stored = StoredCacheFile(origin: origin, validator: nil, ranges: [])
+                } else {
+                    stored = try index.load(itemID: itemID, file: key)
+                }
             } catch {
                 throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
             }
