@@ -44,10 +44,13 @@ final class MediaOriginIndex: Sendable {
     }
 
     private struct State {
-        /// The catalog generation `table` was read at; nil before the first read lands.
+        /// The catalog generation `table` was read at; nil while it holds nothing usable.
         var generation: Int?
         var table = Table()
         var loading = false
+        /// The catalog generation the last read started at; nil before the first read. A read
+        /// that failed or was outdated is tried again only once the catalog changed since.
+        var attempted: Int?
     }
     private let state = Mutex(State())  // leaf lock
     private let changes: CatalogChanges
@@ -67,10 +70,11 @@ final class MediaOriginIndex: Sendable {
     func origin(itemID: Int64) -> FetchOrigin? {
         let now = changes.generation
         let (table, reload) = state.withLock { s -> (Table?, Bool) in
-            guard let generation = s.generation else { return (nil, false) }
-            if generation == now { return (s.table, false) }
-            guard !s.loading else { return (nil, false) }
+            if let generation = s.generation, generation == now { return (s.table, false) }
+            guard !s.loading, let attempted = s.attempted, attempted != now else { return (nil, false) }
             s.loading = true
+            s.attempted = now
+            s.generation = nil
             s.table = Table()
             return (nil, true)
         }
@@ -85,6 +89,10 @@ final class MediaOriginIndex: Sendable {
     /// Reads the store (blocking) and keeps what it read unless the catalog changed meanwhile.
     func load() {
         let generation = changes.generation
+        state.withLock { s in
+            s.loading = true
+            s.attempted = generation
+        }
         var table = Table()
         var policies: [String: Bool] = [:]  // by feed URL: a handful of sources
         let read = Result {
@@ -106,7 +114,7 @@ final class MediaOriginIndex: Sendable {
         state.withLock { s in
             s.loading = false
             // A read that failed, or that the catalog outdated while it ran, answers nothing;
-            // an outdated one is read again at the next look-up.
+            // the first look-up after the catalog changes reads again (`attempted`).
             guard usable, changes.generation == generation else { return }
             s.generation = generation
             s.table = table

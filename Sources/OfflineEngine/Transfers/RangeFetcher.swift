@@ -14,7 +14,8 @@ import Synchronization
 ///   makes them durable and claims them in the store in batches.
 /// - After a crash only committed ranges are trusted (`CachedFile.init`).
 ///
-/// Lock order: `files` → `CachedFile`'s locks. Nothing is called back under `files`.
+/// Lock order: `files` → `CachedFile`'s locks, `MediaOriginIndex`'s (a leaf). Nothing is
+/// called back under `files`.
 public final class RangeFetcher: ItemByteSource {
     public let cacheFolder: URL
     private let cacheFolderPath: String
