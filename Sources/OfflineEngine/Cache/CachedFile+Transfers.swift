@@ -158,7 +158,8 @@ extension CachedFile {
             guard let fetch = s.fetches[id], s.isLive(fetch), fetch.validated else { return nil }
             let room = max(0, s.limit(fetch) - fetch.cursor)
             let count = Int(min(Int64(bytes.count), room))
-            // Readers whose bytes are all here are answered from memory before the write.
+            // Readers that take bytes from memory and now have all of theirs are answered
+            // before the write (`CachedFileState.takeWaiters`).
             let arriving = fetch.cursor..<(fetch.cursor + Int64(count))
             let early = count > 0 ? s.takeWaiters(answerableFrom: arriving, bytes: UnsafeRawBufferPointer(rebasing: bytes[0..<count])) : []
             return (fetch.cursor, count, s.generation, early)
