@@ -232,8 +232,7 @@ final class ItemReader: Sendable {
             reply.fail(.interrupted)
         }
         let deadline = ContinuousClock.now + readTimeout
-        ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
-                                            deadline: deadline) { [self] result in
+        let completion: @Sendable (Result<Void, FetchError>) -> Void = { [self] result in
             switch result {
             case .success where range.count >= Self.largeReply:
                 // The completion runs on the engine's transfer thread: a large reply (a copy
@@ -242,7 +241,18 @@ final class ItemReader: Sendable {
             case .success: answer(file, range, reply)
             case .failure(let error): reply.fail(errnos.errno(for: error))
             }
-        })
+        }
+        if range.count < Self.largeReply {
+            // A small read may be answered from the bytes as they arrive, before they are
+            // written to the cache file (a first read: the write of a new file's first bytes
+            // is slow).
+            ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
+                                                deadline: deadline, bytes: { reply.succeed(bytes: $0) },
+                                                completion: completion))
+        } else {
+            ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
+                                                deadline: deadline, completion: completion))
+        }
         guard !reply.isAnswered else { return }
         // The engine promises an answer by the deadline; a request must never hang even if it
         // does not keep that promise.

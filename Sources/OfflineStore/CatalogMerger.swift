@@ -283,7 +283,7 @@ extension LibraryStore {
     /// - Throws: `.unknownSource`.
     public func mergeCatalog(sourceID: Int64, title: String?, entries: [CatalogEntry], isComplete: Bool,
                              now: Date) throws -> MergeReport {
-        try write { db in
+        let report = try write { db in
             guard let source = try Self.fetchSource(db, id: sourceID) else {
                 throw StoreError(.unknownSource, "no source with id \(sourceID)")
             }
@@ -298,7 +298,15 @@ extension LibraryStore {
                             message: "synced \(source.name): \(report.added) added, \(report.updated) updated, "
                                 + "\(report.unchanged) unchanged, \(report.removed) removed, \(report.keptDownloaded) kept",
                             details: JSONText.encode(summary), at: now)
+            if Self.changesOrigins(report) { catalogChanges.bump() }
             return report
         }
+        if Self.changesOrigins(report) { catalogChanges.bump() }
+        return report
+    }
+
+    /// Whether a merge may have changed an item's media URL or removed an item.
+    private static func changesOrigins(_ report: MergeReport) -> Bool {
+        report.updated > 0 || report.removed > 0
     }
 }

@@ -42,8 +42,10 @@ extension LibraryStore {
     @discardableResult
     public func removeSource(name: String) throws -> [Int64] {
         let now = clock()
+        defer { catalogChanges.bump() }  // see `CatalogChanges`: once inside, once after
         return try write { db in
             let source = try Self.requireSource(db, name: name)
+            catalogChanges.bump()
             let ids = try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE sourceID = ? ORDER BY id", arguments: [source.id])
             try db.execute(sql: "DELETE FROM source WHERE id = ?", arguments: [source.id])
             try insertEvent(db, kind: .source, itemID: nil, sourceID: source.id, message: "source \(name) removed",

@@ -17,6 +17,8 @@ public final class LibraryStore: Sendable {
     /// Used for `addedAt`/`updatedAt` and event times; tests inject their own.
     public let clock: @Sendable () -> Date
     let pool: DatabasePool
+    /// This process's changes of where items' bytes come from (`CatalogChanges`).
+    public let catalogChanges = CatalogChanges()
 
     private init(folder: URL, pool: DatabasePool, clock: @escaping @Sendable () -> Date) {
         self.folder = folder

@@ -73,7 +73,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")))
     }
 
-    @Test func theCacheFileIsMadeWhileTheFirstTransferWaits() throws {
+    @Test func theCacheFileIsMadeByTheFirstBytes() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }
         let item = try fixture.addItem("v.mp4", size: 200_000, seed: 5)
@@ -88,12 +88,11 @@ import Testing
             result.value = outcome
             answered.signal()
         }
-        // Then its cache file is there before any byte came, not made by the first write
-        #expect(FileManager.default.fileExists(atPath: path))
-        #expect(fixture.origin.bodyBytesSent(for: "/v.mp4") == 0)
-        // And once the origin answers, the bytes land in it
+        // Then no file is made while the transfer waits (nothing competes with it)
         let asked = ContinuousClock.now
         while fixture.origin.requests(for: "/v.mp4").isEmpty && ContinuousClock.now - asked < .seconds(5) { usleep(1000) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // And once the origin answers, the bytes land in a new file
         fixture.origin.releaseStalls()
         #expect(answered.wait(timeout: .now() + 10) == .success)
         guard case .success? = result.value else { Issue.record("\(String(describing: result.value))"); return }

@@ -154,12 +154,23 @@ extension CachedFile {
     // MARK: - Body
 
     func receive(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let target = state.withLock { s -> (offset: Int64, count: Int, generation: Int)? in
+        let target = state.withLock { s -> (offset: Int64, count: Int, generation: Int, early: [(waiter: Waiter, bytes: EarlyBytes)])? in
             guard let fetch = s.fetches[id], s.isLive(fetch), fetch.validated else { return nil }
             let room = max(0, s.limit(fetch) - fetch.cursor)
-            return (fetch.cursor, Int(min(Int64(bytes.count), room)), s.generation)
+            let count = Int(min(Int64(bytes.count), room))
+            // Readers that take bytes from memory and now have all of theirs are answered
+            // before the write (`CachedFileState.takeWaiters`).
+            let arriving = fetch.cursor..<(fetch.cursor + Int64(count))
+            let early = count > 0 ? s.takeWaiters(answerableFrom: arriving, bytes: UnsafeRawBufferPointer(rebasing: bytes[0..<count])) : []
+            return (fetch.cursor, count, s.generation, early)
         }
         guard let target else { return false }
+        for (waiter, early) in target.early {
+            switch early {
+            case .slice(let slice): waiter.bytes?(UnsafeRawBufferPointer(rebasing: bytes[slice]))
+            case .collected(let collected): collected.withUnsafeBytes { waiter.bytes?($0) }
+            }
+        }
         if target.count > 0 {
             do {
                 try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<target.count]), at: target.offset)

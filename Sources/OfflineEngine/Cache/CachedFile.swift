@@ -67,15 +67,17 @@ final class CachedFile: Sendable {
         state.withLock { $0.isSatisfied(range) }
     }
 
-    /// Calls `completion` once `range` is written (or fails); starts fetches as needed.
+    /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of
+    /// `range` as they arrive, before they are written (`ItemByteSource`); starts fetches as needed.
     func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?,
+                 bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil,
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
         enum Outcome { case ready, failed(FetchError), waiting(Int, [Int]) }
         let outcome: Outcome = state.withLock { s in
             if s.isSatisfied(range) { return .ready }
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()
-            s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), completion: completion)
+            s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), bytes: bytes, completion: completion)
             return .waiting(id, s.plan(nearBytes: settings.nearBytes))
         }
         switch outcome {
@@ -87,7 +89,6 @@ final class CachedFile: Sendable {
             return nil
         case .waiting(let id, let fetches):
             startFetches(fetches)
-            if !fetches.isEmpty { file.prepare() }  // while the transfer connects
             if let deadline {
                 let seconds = deadline - .now
                 if seconds < .seconds(86_400) {

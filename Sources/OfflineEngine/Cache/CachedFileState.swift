@@ -26,7 +26,19 @@ struct Waiter: Sendable {
     /// `upperBound == Int64.max`: to the end of the file, whatever its size.
     var range: Range<Int64>
     var readAhead: Int64
+    /// Takes the bytes from memory instead of `completion` (`ItemByteSource`), if set.
+    var bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?
     var completion: @Sendable (Result<Void, FetchError>) -> Void
+    /// For `bytes`: the first bytes of `range`, when they came in a piece that ended inside it.
+    var collected: [UInt8] = []
+}
+
+/// How a waiter that takes bytes from memory is answered (`CachedFileState.takeWaiters`).
+enum EarlyBytes {
+    /// This part of the bytes in hand.
+    case slice(Range<Int>)
+    /// What it collected over several pieces.
+    case collected([UInt8])
 }
 
 /// Everything `CachedFile` guards with its lock: what is on disk, what is flushed, the
@@ -93,6 +105,44 @@ struct CachedFileState: Sendable {
         return ready
     }
 
+    /// For the waiters that take bytes from memory, `bytes` (in hand, about to be written at
+    /// `arriving`): removes and returns those it completes, with where their bytes are. A waiter
+    /// whose first byte is in it but not its last keeps a copy of its part, and later pieces
+    /// that follow on add to it; a piece that does not follow on drops the copy (the waiter is
+    /// then answered from the cache file). All of one generation: `startNewGeneration` drops
+    /// every copy.
+    mutating func takeWaiters(answerableFrom arriving: Range<Int64>,
+                              bytes: UnsafeRawBufferPointer) -> [(waiter: Waiter, bytes: EarlyBytes)] {
+        guard !waiters.isEmpty else { return [] }
+        var taken: [(waiter: Waiter, bytes: EarlyBytes)] = []
+        for (id, var waiter) in waiters where waiter.bytes != nil {
+            if waiter.range.upperBound == .max && total == nil { continue }
+            let wanted = clamped(waiter.range)
+            guard !wanted.isEmpty else { continue }
+            let next = wanted.lowerBound + Int64(waiter.collected.count)
+            let startsHere = waiter.collected.isEmpty && arriving.contains(next)
+            let followsOn = !waiter.collected.isEmpty && next == arriving.lowerBound
+            guard startsHere || followsOn else {
+                if !waiter.collected.isEmpty { waiters[id]?.collected = [] }
+                continue
+            }
+            let part = Int(next - arriving.lowerBound)..<Int(min(wanted.upperBound, arriving.upperBound) - arriving.lowerBound)
+            if startsHere && wanted.upperBound <= arriving.upperBound {
+                waiters[id] = nil
+                taken.append((waiter, .slice(part)))
+                continue
+            }
+            waiter.collected.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[part]))
+            if wanted.lowerBound + Int64(waiter.collected.count) >= wanted.upperBound {
+                waiters[id] = nil
+                taken.append((waiter, .collected(waiter.collected)))
+            } else {
+                waiters[id] = waiter
+            }
+        }
+        return taken
+    }
+
     /// Makes sure every byte some waiter still lacks is on its way: bytes close ahead of a
     /// running fetch wait for it; bytes far ahead split it (it stops there, a new fetch takes
     /// the rest); bytes nobody fetches get a fetch up to the next held byte (plus the
@@ -140,8 +190,9 @@ struct CachedFileState: Sendable {
     static func warmUp() {
         var state = CachedFileState()
         let id = state.makeID()
-        state.waiters[id] = Waiter(range: 0..<2, readAhead: 1, completion: { _ in })
+        state.waiters[id] = Waiter(range: 0..<2, readAhead: 1, bytes: { _ in }, completion: { _ in })
         _ = state.plan(nearBytes: 1)
+        withUnsafeBytes(of: UInt8(0)) { _ = state.takeWaiters(answerableFrom: 0..<1, bytes: $0) }
         state.present.insert(0..<2)
         state.unflushed.insert(0..<2)
         _ = state.takeSatisfiedWaiters()
@@ -156,5 +207,6 @@ struct CachedFileState: Sendable {
         committed = RangeSet()
         unflushed = RangeSet()
         unflushedBytes = 0
+        for id in waiters.keys where !(waiters[id]?.collected.isEmpty ?? true) { waiters[id]?.collected = [] }
     }
 }

@@ -14,12 +14,15 @@ import Synchronization
 ///   makes them durable and claims them in the store in batches.
 /// - After a crash only committed ranges are trusted (`CachedFile.init`).
 ///
-/// Lock order: `files` → `CachedFile`'s locks. Nothing is called back under `files`.
+/// Lock order: `files` → `CachedFile`'s locks, `MediaOriginIndex`'s (a leaf). Nothing is
+/// called back under `files`.
 public final class RangeFetcher: ItemByteSource {
     public let cacheFolder: URL
     private let cacheFolderPath: String
     private let loop: TransferLoop
     private let index: any CacheIndex
+    /// Origins of uncached media, so that a first open needs no store read (nil: always read).
+    private let mediaOrigins: MediaOriginIndex?
     private let settings: FetchSettings
     private let flusher = Flusher()
     private let warmingUp = DispatchGroup()
@@ -41,13 +44,16 @@ public final class RangeFetcher: ItemByteSource {
     public convenience init(store: LibraryStore, loop: TransferLoop, settings: FetchSettings = FetchSettings(),
                             hls: HLSStreams? = nil) {
         self.init(cacheFolder: CacheLayout.cacheFolder(library: store.folder),
-                  index: StoreCacheIndex(store: store, hls: hls), loop: loop, settings: settings)
+                  index: StoreCacheIndex(store: store, hls: hls), mediaOrigins: MediaOriginIndex(store: store),
+                  loop: loop, settings: settings)
     }
 
-    init(cacheFolder: URL, index: any CacheIndex, loop: TransferLoop, settings: FetchSettings) {
+    init(cacheFolder: URL, index: any CacheIndex, mediaOrigins: MediaOriginIndex? = nil, loop: TransferLoop,
+         settings: FetchSettings) {
         self.cacheFolder = cacheFolder
         cacheFolderPath = cacheFolder.path
         self.index = index
+        self.mediaOrigins = mediaOrigins
         self.loop = loop
         self.settings = settings
     }
@@ -65,14 +71,21 @@ public final class RangeFetcher: ItemByteSource {
         thread.start()
     }
 
+    /// Blocks until the warm-up `startThreads` started has ended (tests, benchmarks).
+    public func waitForWarmUp() {
+        warmingUp.wait()
+    }
+
     /// Runs what a reader's first open of a file runs, on throwaway values: otherwise the first
     /// open of a mount pays ~1 ms of one-time set-up (Swift type metadata and protocol
     /// conformance look-ups, SQLite statements, code first paged in) while its reader waits.
-    /// Also makes the cache folder, which the first cache file would otherwise make.
+    /// Also makes the cache folder, which the first cache file would otherwise make, and reads
+    /// the origins of uncached media (`MediaOriginIndex`).
     private func warmUp() {
         mkdir(cacheFolderPath, 0o755)
         index.warmUp()
         CachedFileState.warmUp()
+        mediaOrigins?.load()
     }
 
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
@@ -101,6 +114,26 @@ public final class RangeFetcher: ItemByteSource {
         deadline: ContinuousClock.Instant,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
+        wait(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: nil,
+             completion: completion)
+    }
+
+    @discardableResult
+    public func whenAvailable(
+        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
+        deadline: ContinuousClock.Instant,
+        bytes: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
+    ) -> any FetchTicket {
+        wait(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: bytes,
+             completion: completion)
+    }
+
+    private func wait(
+        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64, deadline: ContinuousClock.Instant,
+        bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
+        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
+    ) -> any FetchTicket {
         let cached: CachedFile
         do {
             cached = try cachedFile(itemID: itemID, key: file)
@@ -108,7 +141,8 @@ public final class RangeFetcher: ItemByteSource {
             callbacks.async { completion(.failure(error)) }
             return Ticket(file: nil, waiterID: nil)
         }
-        let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, completion: completion)
+        let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
+                                completion: completion)
         return Ticket(file: cached, waiterID: id)
     }
 
@@ -238,7 +272,12 @@ public final class RangeFetcher: ItemByteSource {
             if let existing = files[id] { return existing }
             let stored: StoredCacheFile?
             do {
-                stored = try index.load(itemID: itemID, file: key)
+                if key == "media", let origin = mediaOrigins?.origin(itemID: itemID) {
+                    // What the store read would say of it: no version known, no byte claimed.
+                    stored = StoredCacheFile(origin: origin, validator: nil, ranges: [])
+                } else {
+                    stored = try index.load(itemID: itemID, file: key)
+                }
             } catch {
                 throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
             }

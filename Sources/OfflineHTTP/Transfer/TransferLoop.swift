@@ -252,14 +252,22 @@ public final class TransferLoop: Sendable {
         exited.signal()
     }
 
-    /// Sets up one transfer and drops it unperformed, before there is work: the first transfer
-    /// of a process otherwise pays for libcurl's and the Swift runtime's one-time set-up (type
-    /// metadata, protocol conformance look-ups, code first paged in) while a reader waits.
+    /// Sets up one transfer and drops it unperformed, and reads a made-up range response's head,
+    /// before there is work: the first transfer of a process otherwise pays for libcurl's and
+    /// the Swift runtime's one-time set-up (type metadata, protocol conformance look-ups, code
+    /// first paged in) while a reader waits.
     private func warmUp() {
         let callbacks = TransferCallbacks(head: { _, _ in false }, body: { _ in false }, complete: { _ in })
         _ = try? makeTransfer(Start(handle: TransferHandle(id: 0), request: HTTPRequest(url: "http://127.0.0.1/",
                                                                                          headers: [("Range", "bytes=0-0")]),
                                     callbacks: callbacks))
+        var headers = HTTPHeaders()
+        for line in ["Content-Length: 1\r\n", "Content-Range: bytes 0-0/2\r\n", "ETag: \"w\"\r\n",
+                     "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\n"] {
+            headers.addLine(line)
+        }
+        _ = headers["content-length"].flatMap { Int64($0) }
+        _ = RangeResponseCheck.judge(asked: ByteRange(0, 1), expectedTotal: 2, status: 206, headers: headers)
     }
 
     private static func refusal(_ entry: Active) -> HTTPError {

@@ -1,0 +1,86 @@
+import Foundation
+@testable import OfflineEngine
+import OfflineHTTP
+@testable import OfflineStore
+import Testing
+
+/// `MediaOriginIndex` against a made-up store read: when its entries answer, and when it
+/// reads again.
+@Suite struct MediaOriginReloadTests {
+    /// A store read that lists `rows` and counts its calls; `during` runs inside it.
+    private final class FakeRead: @unchecked Sendable {
+        // @unchecked: tests change `rows` and `during` only while no read runs.
+        var rows: [(Int64, String)] = [(1, "http://127.0.0.1/a"), (2, "https://cdn.example/b")]
+        var during: () -> Void = {}
+        var fails = false
+        private let lock = NSLock()
+        private var count = 0
+        var calls: Int { lock.withLock { count } }
+
+        func read(_ body: (Int64, String, String) -> Void) throws {
+            lock.withLock { count += 1 }
+            during()
+            if fails { throw StoreError(.databaseError, "made-up failure") }
+            for (id, url) in rows { body(id, url, url) }
+        }
+    }
+
+    private func waitForReads(_ fake: FakeRead, _ count: Int, index: MediaOriginIndex, itemID: Int64) -> FetchOrigin? {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(5) {
+            if fake.calls >= count, let origin = index.origin(itemID: itemID) { return origin }
+            usleep(1000)
+        }
+        return nil
+    }
+
+    @Test func entriesAnswerUntilTheCatalogChanges() throws {
+        let changes = CatalogChanges()
+        let fake = FakeRead()
+        let index = MediaOriginIndex(changes: changes, read: { try fake.read($0) })
+        // Before any read, nothing answers
+        #expect(index.origin(itemID: 1) == nil)
+        // Once read, the entries answer, with each source's destination policy
+        index.load()
+        #expect(index.origin(itemID: 1) == FetchOrigin(url: "http://127.0.0.1/a", destinationPolicy: .any))
+        #expect(index.origin(itemID: 2) == FetchOrigin(url: "https://cdn.example/b", destinationPolicy: .publicOnly))
+        #expect(index.origin(itemID: 3) == nil)
+        // When the catalog changes (an item's media moved), the old entry no longer answers
+        fake.rows = [(1, "http://127.0.0.1/moved")]
+        changes.bump()
+        #expect(index.origin(itemID: 1) == nil)
+        // And a new read in the background brings the new one
+        #expect(waitForReads(fake, 2, index: index, itemID: 1)?.url == "http://127.0.0.1/moved")
+        #expect(index.origin(itemID: 2) == nil)
+    }
+
+    @Test func aReadTheCatalogOutdatedAnswersNothingAndIsReadAgain() throws {
+        let changes = CatalogChanges()
+        let fake = FakeRead()
+        let index = MediaOriginIndex(changes: changes, read: { try fake.read($0) })
+        // Given a catalog change while the first read runs
+        fake.during = { changes.bump(); fake.during = {} }
+        index.load()
+        // Then what it read does not answer, and the next look-up reads again
+        #expect(index.origin(itemID: 1) == nil)
+        #expect(waitForReads(fake, 2, index: index, itemID: 1)?.url == "http://127.0.0.1/a")
+    }
+
+    @Test func aFailedReadIsTriedAgainOnlyAfterACatalogChange() throws {
+        let changes = CatalogChanges()
+        let fake = FakeRead()
+        fake.fails = true
+        let index = MediaOriginIndex(changes: changes, read: { try fake.read($0) })
+        // Given a first read that failed
+        index.load()
+        // When look-ups follow, the catalog unchanged
+        for _ in 0..<5 { #expect(index.origin(itemID: 1) == nil) }
+        // Then no read is tried again
+        #expect(fake.calls == 1)
+        // When the catalog changes, the next look-up reads again
+        fake.fails = false
+        changes.bump()
+        #expect(index.origin(itemID: 1) == nil)
+        #expect(waitForReads(fake, 2, index: index, itemID: 1)?.url == "http://127.0.0.1/a")
+    }
+}
