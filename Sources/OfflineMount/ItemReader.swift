@@ -242,17 +242,12 @@ final class ItemReader: Sendable {
             case .failure(let error): reply.fail(errnos.errno(for: error))
             }
         }
-        if range.count < Self.largeReply {
-            // A small read may be answered from the bytes as they arrive, before they are
-            // written to the cache file (a first read: the write of a new file's first bytes
-            // is slow).
-            ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
-                                                deadline: deadline, bytes: { reply.succeed(bytes: $0) },
-                                                completion: completion))
-        } else {
-            ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
-                                                deadline: deadline, completion: completion))
-        }
+        // A small read may be answered from the bytes as they arrive, before they are written
+        // to the cache file (a first read: the write of a new file's first bytes is slow).
+        var early: (@Sendable (UnsafeRawBufferPointer) -> Void)?
+        if range.count < Self.largeReply { early = { reply.succeed(bytes: $0) } }
+        ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
+                                            deadline: deadline, bytes: early, completion: completion))
         guard !reply.isAnswered else { return }
         // The engine promises an answer by the deadline; a request must never hang even if it
         // does not keep that promise.

@@ -48,12 +48,9 @@ public final class MountTree: Sendable {
         return current.withLock { $0 }
     }
 
-    /// The tree now, without waiting for the first build: the root and its four folders are
-    /// the same in the empty tree, so their attributes can be answered while the mount starts.
+    /// The tree now, without waiting for the first build: the root is the same in the empty
+    /// tree, so its attributes can be answered while the mount starts.
     public var snapshotWithoutWaiting: TreeSnapshot { current.withLock { $0 } }
-
-    /// Whether the first build has run.
-    public var isBuilt: Bool { firstBuildDone.load(ordering: .acquiring) }
 
     /// Lets waiting requests go on with the tree as it is (the empty one when the library
     /// could not be read): for a mount that gives up while it starts.

@@ -84,7 +84,8 @@ public protocol ItemByteSource: Sendable {
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket
 
-    /// `whenAvailable`, for a reader that can take the bytes from memory: when all of `range`
+    /// `whenAvailable`, for a reader that can take the bytes from memory (with `bytes`; `nil`
+    /// is the plain `whenAvailable`): when all of `range`
     /// arrives from the origin (in one piece or in pieces that follow on, all of one version of
     /// the file), `bytes` is called with them (cut at the end of the file) before the last piece
     /// is written to the cache file, and `completion` is not called. Otherwise (some bytes were
@@ -97,7 +98,7 @@ public protocol ItemByteSource: Sendable {
     func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
         deadline: ContinuousClock.Instant,
-        bytes: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+        bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket
 
@@ -127,7 +128,7 @@ extension ItemByteSource {
     public func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
         deadline: ContinuousClock.Instant,
-        bytes: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+        bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
         whenAvailable(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline,

@@ -114,23 +114,14 @@ public final class RangeFetcher: ItemByteSource {
         deadline: ContinuousClock.Instant,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
-        wait(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: nil,
-             completion: completion)
+        whenAvailable(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: nil,
+                      completion: completion)
     }
 
     @discardableResult
     public func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
         deadline: ContinuousClock.Instant,
-        bytes: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
-        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
-    ) -> any FetchTicket {
-        wait(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: bytes,
-             completion: completion)
-    }
-
-    private func wait(
-        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64, deadline: ContinuousClock.Instant,
         bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
