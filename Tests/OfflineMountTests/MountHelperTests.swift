@@ -79,9 +79,12 @@ struct MountHelperTests {
             _ = try? ChildProcess.run([cli, "unmount", fixture.mountpoint])
             if MountTable.isMounted(fixture.mountpoint) { _ = try? ChildProcess.run(["umount", "-l", fixture.mountpoint]) }
         }
-        // The foreground process returned once the mount was up; the daemon serves it.
+        // The foreground process returned once the library was served: the first listing
+        // right after shows it, with no waiting.
         #expect(mount.status == 0, "\(mount.stderr)")
         #expect(MountTable.isMounted(fixture.mountpoint))
+        let sources = try ChildProcess.run(["ls", fixture.path("sources/acme")])
+        #expect(sources.stdout.contains(StandardLibrary.launch), "\(sources.stderr)")
         let holder = try #require(EngineLockFile.read(fixture.libraryPath))
         #expect(holder.mountpoint == fixture.mountpoint && kill(holder.pid, 0) == 0)
 

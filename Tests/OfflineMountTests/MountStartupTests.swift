@@ -6,57 +6,27 @@ import Testing
 
 /// The mount is up before the library is checked and loaded (`MountStartup`): a damaged
 /// library still ends the mount with status 1 and the reason, foreground or detached, and
-/// leaves nothing mounted.
+/// leaves nothing mounted. (That a detached mount returns once the library is served is in
+/// MountHelperTests.)
 extension RealMounts {
 @Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
 struct MountStartupTests {
-    @Test func aDamagedLibraryEndsAForegroundMountWithTheReason() throws {
+    /// `-f`: the mount itself prints the reason; detached: its foreground process waited
+    /// for the daemon's verdict and prints it on the terminal.
+    @Test(arguments: [["-f"], []])
+    func aDamagedLibraryEndsTheMountWithTheReason(foreground: [String]) throws {
         let library = try StandardLibrary()
         let fixture = library.fixture
         try damageItemTable(fixture)
 
-        let mount = try ChildProcess.run([MountedLibrary.executable, "mount", fixture.mountpoint, "-f",
-                                          "--library", fixture.libraryPath], deadline: 20)
+        let mount = try ChildProcess.run([MountedLibrary.executable, "mount", fixture.mountpoint] + foreground
+                                         + ["--library", fixture.libraryPath], deadline: 20)
         defer { if MountTable.isMounted(fixture.mountpoint) { _ = try? ChildProcess.run(["umount", "-l", fixture.mountpoint]) } }
 
         #expect(mount.status == 1, "\(mount.stderr)")
         #expect(mount.stderr.contains("is not a readable library database"), "\(mount.stderr)")
         #expect(MountTable.wait(for: fixture.mountpoint, mounted: false, deadline: 5))
-    }
-
-    @Test func aDamagedLibraryEndsADetachedMountWithTheReasonOnTheTerminal() throws {
-        let library = try StandardLibrary()
-        let fixture = library.fixture
-        try damageItemTable(fixture)
-
-        let mount = try ChildProcess.run([MountedLibrary.executable, "mount", fixture.mountpoint,
-                                          "--library", fixture.libraryPath], deadline: 20)
-        defer { if MountTable.isMounted(fixture.mountpoint) { _ = try? ChildProcess.run(["umount", "-l", fixture.mountpoint]) } }
-
-        // The foreground process waited for the daemon's verdict and printed it.
-        #expect(mount.status == 1, "\(mount.stderr)")
-        #expect(mount.stderr.contains("is not a readable library database"), "\(mount.stderr)")
-        #expect(MountTable.wait(for: fixture.mountpoint, mounted: false, deadline: 5))
-    }
-
-    @Test func aDetachedMountReturnsOnceTheLibraryIsServed() throws {
-        let library = try StandardLibrary()
-        let fixture = library.fixture
-        let cli = MountedLibrary.executable
-
-        let mount = try ChildProcess.run([cli, "mount", fixture.mountpoint, "--library", fixture.libraryPath], deadline: 20)
-        defer {
-            _ = try? ChildProcess.run([cli, "unmount", fixture.mountpoint])
-            if MountTable.isMounted(fixture.mountpoint) { _ = try? ChildProcess.run(["umount", "-l", fixture.mountpoint]) }
-        }
-
-        #expect(mount.status == 0, "\(mount.stderr)")
-        // No waiting: the first listing after the command returns shows the whole library.
-        let sources = try ChildProcess.run(["ls", fixture.path("sources/acme")])
-        #expect(sources.stdout.contains(StandardLibrary.launch), "\(sources.stderr)")
-        let unmount = try ChildProcess.run([cli, "unmount", fixture.mountpoint])
-        #expect(unmount.status == 0, "\(unmount.stderr)")
     }
 
     /// Adds 400 items, then gives a page in the middle of the file (item rows) an invalid
