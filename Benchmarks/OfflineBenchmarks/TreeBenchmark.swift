@@ -66,6 +66,13 @@ struct TreeBenchmark {
         }
 
         let (readTimes, buildTimes) = try timeReadAndBuild(store)
+        // What an idle mount pays every `refreshInterval` (1 s) to learn that nothing changed.
+        var checkTimes: [Double] = []
+        for _ in 0..<20 {
+            let cpu = Self.threadCPUSeconds()
+            _ = try store.changeToken()
+            checkTimes.append(Self.threadCPUSeconds() - cpu)
+        }
         let label = "tree\(plain ? "-plain" : "")"
         print("\(label) items \(items)")
         print(String(format: "\(label) store_open_ms %.1f (median of 3; includes the integrity check)", median(openTimes) * 1000))
@@ -74,6 +81,8 @@ struct TreeBenchmark {
         print(String(format: "\(label) refresh_cpu_ms %.1f", median(cpuTimes) * 1000))
         print(String(format: "\(label) read_cpu_ms %.1f (the item query)", median(readTimes) * 1000))
         print(String(format: "\(label) build_cpu_ms %.1f (TreeBuilder.build)", median(buildTimes) * 1000))
+        print(String(format: "\(label) change_check_cpu_ms %.2f (the store's change token, checked every second)",
+                     median(checkTimes) * 1000))
         print("\(label) peak_rss_mib \(Int(Resources.peakResidentMiB()))")
     }
 

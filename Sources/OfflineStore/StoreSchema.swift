@@ -12,6 +12,7 @@ enum StoreSchema {
         migrator.registerMigration("v2", migrate: v2)
         migrator.registerMigration("v3", migrate: v3)
         migrator.registerMigration("v4", migrate: v4)
+        migrator.registerMigration("v5", migrate: v5)
         return migrator
     }
 
@@ -189,5 +190,13 @@ enum StoreSchema {
                 chosenAt REAL NOT NULL
             );
             """)
+    }
+
+    /// v5: the newest change of any item without reading every item. The mount checks the
+    /// store's change token every second (`changeToken`); its `max(updatedAt)` scanned the
+    /// whole item table: ~15 ms of CPU a second on an idle mount of 100,000 items, 0.2 ms with
+    /// the index (`offlinefs-bench tree` prints it).
+    private static func v5(_ db: Database) throws {
+        try db.execute(sql: "CREATE INDEX item_updatedAt ON item(updatedAt)")
     }
 }
