@@ -107,6 +107,14 @@ final class CacheFile: Sendable {
         }
     }
 
+    /// Asks the kernel to drop the file's clean pages from its page cache (a hint: dirty or
+    /// mapped pages stay). Does nothing to a file not opened yet.
+    func releaseCachedPages() {
+        let fd = descriptor.withLock { $0 }
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+    }
+
     /// Cuts or extends the file (extension leaves a hole).
     func truncate(to size: Int64) throws(CacheFileError) {
         let fd = try open()

@@ -1,0 +1,126 @@
+import Foundation
+import OfflineEngine
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// A file whose every byte was just fetched leaves the page cache once nobody has its item
+/// open (`RangeFetcher.releasePages`); the pages of a cached item read again stay.
+@Suite struct CompletedPagesTests {
+    private let size: Int64 = 4 << 20
+
+    /// Fetches all of `item` and waits (bounded) until a flush completes the file (the pages
+    /// are let go after the completion handlers: see `waitForRelease`).
+    private func fetchAll(_ fixture: TransferFixture, _ item: Item) throws {
+        let completed = DispatchSemaphore(value: 0)
+        fixture.fetcher.onFileCompleted { itemID, _ in if itemID == item.id { completed.signal() } }
+        guard case .success = fixture.fetch(item, 0..<size) else {
+            Issue.record("the fetch failed")
+            return
+        }
+        _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        #expect(completed.wait(timeout: .now() + 10) == .success)
+    }
+
+    @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
+    func aCompletedFileLeavesThePageCache() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: size, seed: 11)
+        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
+        // Given an item that nobody has open, when all of its bytes arrive and are flushed
+        try fetchAll(fixture, item)
+        // Then its cache file's pages are no longer in memory, and the file holds the origin's bytes
+        #expect(try PageCache.waitForRelease(of: path) == 0)
+        #expect(try fixture.committedBytesMatch(item, size: size, seed: 11))
+    }
+
+    @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
+    func anOpenItemKeepsItsPagesUntilItsLastClose() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: size, seed: 12)
+        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
+        // Given two readers of an item, when its last bytes arrive and are flushed
+        fixture.fetcher.readerOpened(itemID: item.id)
+        fixture.fetcher.readerOpened(itemID: item.id)
+        try fetchAll(fixture, item)
+        // Then its pages stay while either reader has it open (they may still read it)
+        #expect(try PageCache.residentBytes(of: path) == size)
+        fixture.fetcher.readerClosed(itemID: item.id)
+        #expect(try PageCache.residentBytes(of: path) == size)
+        // And go at the last close
+        fixture.fetcher.readerClosed(itemID: item.id)
+        #expect(try PageCache.residentBytes(of: path) == 0)
+    }
+
+    @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
+    func aCachedItemReadAgainKeepsItsPages() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: size, seed: 13)
+        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
+        try fetchAll(fixture, item)
+        #expect(try PageCache.waitForRelease(of: path) == 0)
+        // Given a cached item whose pages a reader brought back
+        fixture.fetcher.readerOpened(itemID: item.id)
+        _ = try fixture.cachedBytes(item, 0..<size)
+        // When that reader closes it
+        fixture.fetcher.readerClosed(itemID: item.id)
+        // Then its pages stay: only a download's own pages are let go, once
+        #expect(try PageCache.residentBytes(of: path) == size)
+    }
+}
+
+/// What `mincore` says of a file's pages.
+enum PageCache {
+    /// Bytes of `path` in the page cache (whole pages, cut at the file's end).
+    static func residentBytes(of path: String) throws -> Int64 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let length = Int(info.st_size)
+        guard length > 0 else { return 0 }
+        // Mapping a file touches none of its pages; mincore then reports the page cache's.
+        guard let map = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        defer { munmap(map, length) }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var vector = [UInt8](repeating: 0, count: (length + page - 1) / page)
+        guard mincore(map, length, &vector) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let pages = vector.reduce(0) { $0 + Int64($1 & 1) }
+        return min(pages * Int64(page), Int64(length))
+    }
+
+    /// Waits (bounded) until none of `path`'s pages is in memory; returns the bytes left. The
+    /// pages are let go on the flusher's thread after the completion handlers, which the test's
+    /// own handler cannot wait for.
+    static func waitForRelease(of path: String, timeout: Duration = .seconds(10)) throws -> Int64 {
+        let deadline = ContinuousClock.now + timeout
+        var resident = try residentBytes(of: path)
+        while resident > 0 && ContinuousClock.now < deadline {
+            usleep(1000)
+            resident = try residentBytes(of: path)
+        }
+        return resident
+    }
+
+    /// False on tmpfs, whose pages are the files themselves and cannot be dropped (the
+    /// file system type of the longest mount point holding `folder`, from /proc/self/mounts).
+    static func canDropPages(of folder: String) -> Bool {
+        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return false }
+        let path = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
+        var best: (point: String, type: String) = ("", "")
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3 else { continue }
+            let point = String(fields[1])
+            let holds = point == "/" || path == point || path.hasPrefix(point + "/")
+            if holds && point.count >= best.point.count { best = (point, String(fields[2])) }
+        }
+        return best.type != "tmpfs" && !best.type.isEmpty
+    }
+}
