@@ -115,16 +115,6 @@ final class CacheFile: Sendable {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
     }
 
-    /// `releaseCachedPages()` for the whole pages inside `ranges`.
-    func releaseCachedPages(_ ranges: [Range<Int64>]) {
-        guard !ranges.isEmpty else { return }
-        let fd = descriptor.withLock { $0 }
-        guard fd >= 0 else { return }
-        for range in ranges where !range.isEmpty {
-            _ = posix_fadvise(fd, off_t(range.lowerBound), off_t(range.count), POSIX_FADV_DONTNEED)
-        }
-    }
-
     /// Cuts or extends the file (extension leaves a hole).
     func truncate(to size: Int64) throws(CacheFileError) {
         let fd = try open()
