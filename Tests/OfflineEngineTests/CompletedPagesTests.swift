@@ -5,9 +5,16 @@ import OfflineTestSupport
 import Testing
 
 /// A file whose every byte was just fetched leaves the page cache once nobody has its item
-/// open (`RangeFetcher.releasePages`); the pages of a cached item read again stay.
+/// open (`RangeFetcher.fileCompleted`); the pages of a cached item read again stay.
 @Suite struct CompletedPagesTests {
     private let size: Int64 = 4 << 20
+
+    /// A fresh engine with one uncached item of `size` bytes, and the item's cache file.
+    private func uncachedItem(seed: UInt64) throws -> (TransferFixture, Item, path: String) {
+        let fixture = try TransferFixture()
+        let item = try fixture.addItem("v.mp4", size: size, seed: seed)
+        return (fixture, item, fixture.fetcher.cacheFilePath(itemID: item.id, file: "media"))
+    }
 
     /// Fetches all of `item` and waits (bounded) until a flush completes the file (the pages
     /// are let go after the completion handlers: see `waitForRelease`).
@@ -24,10 +31,8 @@ import Testing
 
     @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
     func aCompletedFileLeavesThePageCache() throws {
-        let fixture = try TransferFixture()
+        let (fixture, item, path) = try uncachedItem(seed: 11)
         defer { fixture.close() }
-        let item = try fixture.addItem("v.mp4", size: size, seed: 11)
-        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
         // Given an item that nobody has open, when all of its bytes arrive and are flushed
         try fetchAll(fixture, item)
         // Then its cache file's pages are no longer in memory, and the file holds the origin's bytes
@@ -37,10 +42,8 @@ import Testing
 
     @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
     func anOpenItemKeepsItsPagesUntilItsLastClose() throws {
-        let fixture = try TransferFixture()
+        let (fixture, item, path) = try uncachedItem(seed: 12)
         defer { fixture.close() }
-        let item = try fixture.addItem("v.mp4", size: size, seed: 12)
-        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
         // Given two readers of an item, when its last bytes arrive and are flushed
         fixture.fetcher.readerOpened(itemID: item.id)
         fixture.fetcher.readerOpened(itemID: item.id)
@@ -56,10 +59,8 @@ import Testing
 
     @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
     func aCachedItemReadAgainKeepsItsPages() throws {
-        let fixture = try TransferFixture()
+        let (fixture, item, path) = try uncachedItem(seed: 13)
         defer { fixture.close() }
-        let item = try fixture.addItem("v.mp4", size: size, seed: 13)
-        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
         try fetchAll(fixture, item)
         #expect(try PageCache.waitForRelease(of: path) == 0)
         // Given a cached item whose pages a reader brought back

@@ -40,7 +40,7 @@ public final class RangeFetcher: ItemByteSource {
     }
 
     /// Who has which item open, and the files completed while open whose pages are let go at
-    /// the item's last close (`releasePages`).
+    /// the item's last close (`fileCompleted`).
     private struct Readers {
         var counts: [Int64: Int] = [:]
         var releaseAtLastClose: Set<FileID> = []
@@ -170,7 +170,7 @@ public final class RangeFetcher: ItemByteSource {
             return (true, Array(release))
         }
         for id in release {
-            if let file = files.withLock({ $0[id] }) { releasePages(of: file) }
+            files.withLock({ $0[id] })?.file.releaseCachedPages()
         }
         if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
     }
@@ -264,6 +264,14 @@ public final class RangeFetcher: ItemByteSource {
         completionHandlers.withLock { $0.append(handler) }
     }
 
+    /// A file whose every byte was just fetched leaves the page cache (its pages are clean: the
+    /// flush that completed it synced them), at once or, while a reader has the item open, at
+    /// its last close. A download of gigabytes would otherwise push out the memory of the
+    /// programs the user is running; and the pages a download leaves are small and scattered
+    /// (written piece by piece as bytes arrived), so reading the item again from them was
+    /// half as fast as reading the pages the kernel's read-ahead makes from the disk (the
+    /// bench's warm read: ~9 GB/s against ~17 GB/s). Only once, at completion: the pages of a
+    /// cached item read again stay.
     private func fileCompleted(_ file: CachedFile) {
         // Handlers first: a completed download's checksum is read from these pages.
         for handler in completionHandlers.withLock({ $0 }) { handler(file.itemID, file.key) }
@@ -273,19 +281,7 @@ public final class RangeFetcher: ItemByteSource {
             readers.releaseAtLastClose.insert(id)
             return false
         }
-        if releaseNow { releasePages(of: file) }
-    }
-
-    /// A file whose every byte was just fetched leaves the page cache (its pages are clean: the
-    /// flush that completed it synced them), at once or, while a reader has the item open, at
-    /// its last close. A download of gigabytes would otherwise push out the memory of the
-    /// programs the user is running; and the pages a download leaves are small and scattered
-    /// (written piece by piece as bytes arrived), so reading the item again from them was
-    /// half as fast as reading the pages the kernel's read-ahead makes from the disk (the
-    /// bench's warm read: ~9 GB/s against ~17 GB/s). Only once, at completion: the pages of a
-    /// cached item read again stay.
-    private func releasePages(of file: CachedFile) {
-        file.file.releaseCachedPages()
+        if releaseNow { file.file.releaseCachedPages() }
     }
 
     // MARK: - Files
