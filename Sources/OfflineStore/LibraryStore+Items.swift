@@ -71,12 +71,18 @@ extension LibraryStore {
     /// - Returns: the updated item.
     /// - Throws: `.unknownItem`.
     @discardableResult
-    public func setState(itemID: Int64, state: ItemState, error: ItemErrorCode? = nil, detail: String? = nil) throws -> Item {
+    ///
+    /// `onlyFrom`: change nothing unless the item is still in that state. For a decision made
+    /// on an earlier read of the item (the scheduler's), which a command may have overtaken
+    /// meanwhile (a `pause` must not be undone by a policy wait decided just before it).
+    public func setState(itemID: Int64, state: ItemState, error: ItemErrorCode? = nil, detail: String? = nil,
+                         onlyFrom: ItemState? = nil) throws -> Item {
         let now = clock()
         return try write { db in
             guard let old = try Self.fetchItem(db, id: itemID) else {
                 throw StoreError(.unknownItem, "no item with id \(itemID)")
             }
+            if let onlyFrom, old.state != onlyFrom { return old }
             try db.execute(sql: "UPDATE item SET state = ?, error = ?, errorDetail = ?, updatedAt = ? WHERE id = ?",
                            arguments: [state.rawValue, error?.rawValue, detail, now.dbTime, itemID])
             if old.state != state || old.error != error {

@@ -53,6 +53,26 @@ struct EventAndUsageTests {
         }
     }
 
+    @Test("A state change decided on an earlier read does nothing once the item moved on")
+    func conditionalStateChange() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("m")], isComplete: true, now: TestClock.start)
+            let id = try #require(try store.item(source: "s", contentID: "m")).id
+            // Given an item the scheduler read as queued, which the user then paused
+            try store.setState(itemID: id, state: .queued)
+            try store.setState(itemID: id, state: .paused)
+            let base = try store.lastEventSeq()
+            // When the scheduler's decision to make it idle lands
+            let after = try store.setState(itemID: id, state: .idle, error: .outOfPolicy, onlyFrom: .queued)
+            // Then the item stays paused, and nothing is logged
+            #expect(after.state == .paused && after.error == nil)
+            #expect(try store.events(after: base).isEmpty)
+            // And the same change from the state it expects goes through
+            #expect(try store.setState(itemID: id, state: .queued, onlyFrom: .paused).state == .queued)
+        }
+    }
+
     @Test("Daily usage adds up per local calendar day")
     func usage() throws {
         try withLibrary { store, _ throws in

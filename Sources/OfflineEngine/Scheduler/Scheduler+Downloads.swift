@@ -35,11 +35,11 @@ extension Scheduler {
             switch PolicyGate.check(item, policies: policies, licence: licence, now: now, usedToday: usedToday,
                                     timeZone: configuration.timeZone) {
             case .fail(let code, let message):
-                _ = try? store.setState(itemID: item.id, state: .failed, error: code, detail: message)
+                _ = try? store.setState(itemID: item.id, state: .failed, error: code, detail: message, onlyFrom: item.state)
                 continue
             case .wait(let code, let message, let until):
                 if item.state != .idle || item.error != code {
-                    _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: message)
+                    _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: message, onlyFrom: item.state)
                 }
                 if let until { wakeAt.append(until) }
                 continue
@@ -48,14 +48,14 @@ extension Scheduler {
             }
             guard runningCount < policies.maxConcurrentDownloads else {
                 // Waiting for a slot is `queued`, whatever stopped it before.
-                if item.state == .idle { _ = try? store.setState(itemID: item.id, state: .queued) }
+                if item.state == .idle { _ = try? store.setState(itemID: item.id, state: .queued, onlyFrom: .idle) }
                 continue
             }
             let need = max(0, (item.size ?? 0) - item.bytesPresent)
             let busyIDs = runningItems
             if let (code, message) = space.makeRoom(for: item, need: need, policies: policies, busy: busyIDs) {
                 if item.state != .idle || item.error != code {
-                    _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: message)
+                    _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: message, onlyFrom: item.state)
                 }
                 wakeAt.append(now.addingTimeInterval(configuration.spaceRecheckInterval))
                 continue
