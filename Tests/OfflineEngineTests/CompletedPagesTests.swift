@@ -75,8 +75,9 @@ import Testing
 
 /// What `mincore` says of a file's pages.
 enum PageCache {
-    /// Bytes of `path` in the page cache (whole pages, cut at the file's end).
-    static func residentBytes(of path: String) throws -> Int64 {
+    /// Bytes of `path` in the page cache (whole pages, cut at the file's end), all of it or
+    /// the pages of `range`.
+    static func residentBytes(of path: String, in range: Range<Int64>? = nil) throws -> Int64 {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(fd) }
@@ -92,8 +93,13 @@ enum PageCache {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         var vector = [UInt8](repeating: 0, count: (length + page - 1) / page)
         guard mincore(map, length, &vector) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let pages = vector.reduce(0) { $0 + Int64($1 & 1) }
-        return min(pages * Int64(page), Int64(length))
+        guard let range else {
+            let pages = vector.reduce(0) { $0 + Int64($1 & 1) }
+            return min(pages * Int64(page), Int64(length))
+        }
+        let first = Int(range.lowerBound) / page, end = min(vector.count, (Int(range.upperBound) + page - 1) / page)
+        let pages = vector[first..<end].reduce(0) { $0 + Int64($1 & 1) }
+        return min(pages * Int64(page), Int64(range.count))
     }
 
     /// Waits (bounded) until none of `path`'s pages is in memory; returns the bytes left. The
@@ -123,5 +129,35 @@ enum PageCache {
             if holds && point.count >= best.point.count { best = (point, String(fields[2])) }
         }
         return best.type != "tmpfs" && !best.type.isEmpty
+    }
+}
+
+/// While bytes stream in, those flushed a few flushes ago leave the page cache
+/// (`CachedFile.flushesKeptInMemory`); the newest stay for the reader.
+@Suite struct StreamedPagesTests {
+    @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
+    func bytesFlushedLongAgoLeaveThePageCacheAndTheNewestStay() throws {
+        var settings = TransferFixture.testSettings
+        settings.flushBytes = 256 << 10
+        let fixture = try TransferFixture(settings: settings)
+        defer { fixture.close() }
+        let size: Int64 = 8 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 21, withChecksum: false)
+        let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
+        // Given a reader streaming an item (open, so its completion lets go of nothing)
+        fixture.fetcher.readerOpened(itemID: item.id)
+        defer { fixture.fetcher.readerClosed(itemID: item.id) }
+        // When its bytes arrive a MiB at a time, each MiB flushed (and some more often: every
+        // 256 KiB unflushed asks the flusher for one)
+        let step: Int64 = 1 << 20
+        for start in stride(from: Int64(0), to: size, by: Int(step)) {
+            guard case .success = fixture.fetch(item, start..<(start + step)) else { Issue.record("the fetch failed"); return }
+            _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        }
+        // Then its first bytes have left the page cache, its last bytes are still there
+        #expect(try PageCache.residentBytes(of: path, in: 0..<(1 << 20)) == 0)
+        #expect(try PageCache.residentBytes(of: path, in: (size - 4096)..<size) == 4096)
+        // And every byte reads back as the origin's
+        #expect(try fixture.committedBytesMatch(item, size: size, seed: 21))
     }
 }

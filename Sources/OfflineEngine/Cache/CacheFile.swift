@@ -115,6 +115,22 @@ final class CacheFile: Sendable {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
     }
 
+    /// `releaseCachedPages()` for `ranges`, from the start of the page each begins in. The
+    /// kernel drops only whole pages of a range: a page split between two ranges would stay
+    /// unless the later range takes it (a dirty page stays anyway; a clean one is read again
+    /// from the disk if needed).
+    func releaseCachedPages(_ ranges: [Range<Int64>]) {
+        guard !ranges.isEmpty else { return }
+        let fd = descriptor.withLock { $0 }
+        guard fd >= 0 else { return }
+        for range in ranges where !range.isEmpty {
+            let start = range.lowerBound & ~Int64(Self.pageSize - 1)
+            _ = posix_fadvise(fd, off_t(start), off_t(range.upperBound - start), POSIX_FADV_DONTNEED)
+        }
+    }
+
+    private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
     /// Cuts or extends the file (extension leaves a hole).
     func truncate(to size: Int64) throws(CacheFileError) {
         let fd = try open()

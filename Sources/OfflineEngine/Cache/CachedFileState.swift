@@ -53,6 +53,8 @@ struct CachedFileState: Sendable {
     var committed = RangeSet()
     /// Written, not yet flushed.
     var unflushed = RangeSet()
+    /// What each of the last flushes claimed, oldest first (`CachedFile.flushesKeptInMemory`).
+    var recentlyFlushed: [[Range<Int64>]] = []
     var unflushedBytes: Int64 = 0
     var flushScheduled = false
     var urgentFlushScheduled = false
