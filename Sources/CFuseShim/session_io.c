@@ -119,8 +119,13 @@ static ssize_t send_init_reply(struct cfuse_io *io, int fd, struct iovec *iov, i
     if (extras & CFUSE_INIT_PASSTHROUGH) out.max_stack_depth = MAX_STACK_DEPTH;
     header.len = sizeof header + sizeof out;
     struct iovec patched[2] = { { &header, sizeof header }, { &out, sizeof out } };
-    if (writev(fd, patched, 2) != (ssize_t)header.len) return -1;
+    // Recorded before the reply goes: once the kernel has it, requests that depend on it
+    // (a passthrough open, a getxattr asking what was granted) may reach another thread at once.
     atomic_store(&io->granted, extras);
+    if (writev(fd, patched, 2) != (ssize_t)header.len) {
+        atomic_store(&io->granted, 0);
+        return -1;
+    }
     return (ssize_t)total;
 }
 
