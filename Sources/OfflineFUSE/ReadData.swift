@@ -37,6 +37,13 @@ extension Reply where Value == ReadData {
         send { fuse_reply_buf($0, bytes.baseAddress, bytes.count) }
     }
 
+    /// Answers `read` with several pieces of memory, in order, copied into the reply before
+    /// this returns (no copy into one buffer first).
+    public func succeed(pieces: [UnsafeRawBufferPointer]) {
+        var vectors = pieces.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+        send { request in vectors.withUnsafeMutableBufferPointer { fuse_reply_iov(request, $0.baseAddress, Int32($0.count)) } }
+    }
+
     /// Answers `read` with `count` bytes of an open file from `offset`: spliced when the kernel
     /// allows it (`FUSE_CAP_SPLICE_WRITE`), else read by libfuse into a buffer. A file shorter
     /// than `offset + count` gives a short answer.

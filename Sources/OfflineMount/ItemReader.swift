@@ -274,6 +274,11 @@ final class ItemReader: Sendable {
     /// Answers from the cache file: spliced when the size is known (a page-cache read must be
     /// answered in full), else copied, short at the end (`direct_io`).
     private func answer(_ file: OpenFile, _ range: ByteRange, _ reply: Reply<ReadData>) {
+        // Bytes that arrived moments ago are still in memory; the file's copy of them may be
+        // on the disk only (written past the page cache).
+        if byteSource.withBytesInMemory(itemID: file.itemID, file: file.key, range: range, { reply.succeed(pieces: $0) }) {
+            return
+        }
         guard let fd = file.cacheDescriptor() else {
             reply.fail(errnos.errno(for: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO),
                                     during: "read (opening the cache file \(file.path))"))

@@ -9,9 +9,13 @@ import Testing
 @Suite struct CompletedPagesTests {
     private let size: Int64 = 4 << 20
 
-    /// A fresh engine with one uncached item of `size` bytes, and the item's cache file.
+    /// A fresh engine with one uncached item of `size` bytes, and the item's cache file. Its
+    /// bytes are written through the page cache, as where `O_DIRECT` is refused
+    /// (`FetchSettings.stagingBlocks` 0; StagedWritesTests has the other way).
     private func uncachedItem(seed: UInt64) throws -> (TransferFixture, Item, path: String) {
-        let fixture = try TransferFixture()
+        var settings = TransferFixture.testSettings
+        settings.stagingBlocks = 0
+        let fixture = try TransferFixture(settings: settings)
         let item = try fixture.addItem("v.mp4", size: size, seed: seed)
         return (fixture, item, fixture.fetcher.cacheFilePath(itemID: item.id, file: "media"))
     }
@@ -139,6 +143,7 @@ enum PageCache {
     func bytesFlushedLongAgoLeaveThePageCacheAndTheNewestStay() throws {
         var settings = TransferFixture.testSettings
         settings.flushBytes = 256 << 10
+        settings.stagingBlocks = 0  // through the page cache (see `uncachedItem`)
         let fixture = try TransferFixture(settings: settings)
         defer { fixture.close() }
         let size: Int64 = 8 << 20

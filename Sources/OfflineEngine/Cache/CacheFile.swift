@@ -24,14 +24,25 @@ struct CacheFileError: Error, Sendable, CustomStringConvertible {
 final class CacheFile: Sendable {
     let path: String
     private let descriptor = Mutex<Int32>(-1)  // -1 until first used (leaf lock)
+    /// For `writeDirect`: -1 until first used, `unsupported` where `O_DIRECT` is refused.
+    private let directDescriptor = Mutex<Int32>(-1)  // leaf lock
+    private static let unsupported: Int32 = -2
+    /// `O_DIRECT`, which Glibc's Swift module leaves out (it needs `_GNU_SOURCE`); its value
+    /// differs between architectures.
+    #if arch(x86_64) || arch(i386)
+    private static let openDirectFlag: Int32? = 0o40000
+    #elseif arch(arm64) || arch(arm)
+    private static let openDirectFlag: Int32? = 0o200000
+    #else
+    private static let openDirectFlag: Int32? = nil
+    #endif
 
     init(path: String) {
         self.path = path
     }
 
     deinit {
-        let fd = descriptor.withLock { $0 }
-        if fd >= 0 { close(fd) }
+        for fd in [descriptor.withLock { $0 }, directDescriptor.withLock { $0 }] where fd >= 0 { close(fd) }
     }
 
     /// The open file, made with its item's folder if missing.
@@ -78,6 +89,46 @@ final class CacheFile: Sendable {
                 throw CacheFileError(errno: errno, operation: "pwrite", path: path)
             }
             done += written
+        }
+    }
+
+    /// Writes `bytes` at `offset` past the page cache (`O_DIRECT`): the caller aligns memory,
+    /// offset and length (`StagingBlock.alignment`). Returns false, having written nothing,
+    /// where the file system cannot (tmpfs, some FUSE or network file systems): the caller
+    /// then writes the plain way, and so does every later call.
+    func writeDirect(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheFileError) -> Bool {
+        guard let base = bytes.baseAddress, let fd = try openDirect() else { return false }
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EINVAL && done == 0 {
+                    directDescriptor.withLock { $0 = Self.unsupported }
+                    close(fd)
+                    return false
+                }
+                throw CacheFileError(errno: errno, operation: "pwrite (O_DIRECT)", path: path)
+            }
+            done += written
+        }
+        return true
+    }
+
+    /// The `O_DIRECT` descriptor, opened at first use; nil where the file system refuses it.
+    private func openDirect() throws(CacheFileError) -> Int32? {
+        _ = try open()  // makes the file and its folder
+        return directDescriptor.withLock { fd -> Int32? in
+            if fd == Self.unsupported { return nil }
+            if fd < 0 {
+                guard let direct = Self.openDirectFlag else {
+                    fd = Self.unsupported
+                    return nil
+                }
+                fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | direct)
+                if fd < 0 { fd = Self.unsupported }
+            }
+            return fd >= 0 ? fd : nil
         }
     }
 

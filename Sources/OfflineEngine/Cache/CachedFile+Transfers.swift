@@ -171,25 +171,141 @@ extension CachedFile {
             case .collected(let collected): collected.withUnsafeBytes { waiter.bytes?($0) }
             }
         }
-        if target.count > 0 {
-            do {
-                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<target.count]), at: target.offset)
-            } catch {
-                failWrites(Self.writeFailure(error, path: file.path))
-                return false
-            }
+        do {
+            try stage(id, UnsafeRawBufferPointer(rebasing: bytes[0..<target.count]), at: target.offset,
+                      generation: target.generation)
+        } catch {
+            failWrites(Self.writeFailure(error, path: file.path))
+            return false
         }
-        var ready: [Waiter] = []
-        var flushAfter: Duration?
-        let keepGoing = state.withLock { s -> Bool in
-            guard s.generation == target.generation, var fetch = s.fetches[id] else { return false }
-            let written = target.offset..<(target.offset + Int64(target.count))
-            s.present.insert(written)
-            s.unflushed.insert(written)
-            s.unflushedBytes += Int64(target.count)
-            fetch.cursor = written.upperBound
+        // Bytes gathered in a block reach the file when it fills or its fetch ends; sooner
+        // when a reader waits for them (a slow origin) or the fetch has all it asked for.
+        let (keepGoing, spill, flushAfter) = state.withLock { s -> (Bool, StagingBlock?, Duration?) in
+            guard s.generation == target.generation, var fetch = s.fetches[id], fetch.failure == nil else { return (false, nil, nil) }
+            fetch.cursor = target.offset + Int64(target.count)
             if fetch.cursor >= s.limit(fetch) { fetch.reachedStop = true }
             s.fetches[id] = fetch
+            var spill: StagingBlock?
+            var flushAfter: Duration?
+            if let block = fetch.block, !block.isWhollyWritten {
+                if fetch.reachedStop || s.waiters.values.contains(where: { s.completes($0.range, block) }) {
+                    spill = block
+                } else if !s.flushScheduled {
+                    // The flush writes out what gathered by then (`flush(_:)`).
+                    s.flushScheduled = true
+                    flushAfter = settings.flushInterval
+                }
+            }
+            // More bytes than wanted: this fetch is done (a later fetch has the rest).
+            return (target.count == bytes.count, spill, flushAfter)
+        }
+        if let flushAfter { flusher.schedule(self, after: flushAfter) }
+        if let spill, !writeOut(spill) { return false }
+        return keepGoing
+    }
+
+    /// Copies arriving bytes into the fetch's staging blocks, writing each block out as it
+    /// fills; without a block to spare, writes them the plain way.
+    private func stage(_ id: Int, _ bytes: UnsafeRawBufferPointer, at offset: Int64, generation: Int) throws(CacheFileError) {
+        var done = 0
+        while done < bytes.count {
+            let position = offset + Int64(done)
+            var block = state.withLock { s in s.fetches[id]?.block }
+            if block.map({ $0.start + Int64($0.to) != position || $0.to == StagingBlock.size }) ?? true {
+                if let stale = block, !stale.isWhollyWritten { guard writeOut(stale) else { return } }
+                block = staging?.block(for: position, generation: generation)
+                state.withLock { s in
+                    s.fetches[id]?.block = block
+                    if let block { s.keep(block) }
+                }
+            }
+            guard let block else {
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
+                try file.write(rest, at: position)
+                record(position..<(position + Int64(rest.count)), generation: generation)
+                return
+            }
+            let count = min(bytes.count - done, StagingBlock.size - block.to)
+            (block.memory + block.to).copyMemory(from: bytes.baseAddress! + done, byteCount: count)
+            state.withLock { _ in block.to += count }
+            done += count
+            if block.to == StagingBlock.size {
+                state.withLock { s in
+                    if s.fetches[id]?.block === block { s.fetches[id]?.block = nil }
+                }
+                // On a thread of its own, so the transfer receives while the disk writes.
+                if let blockWrites {
+                    blockWrites.async { [self] in writeOut(block) }
+                } else {
+                    guard writeOut(block) else { return }
+                }
+            }
+        }
+    }
+
+    /// Writes the block's bytes that are not in the file yet, then counts them as present.
+    /// The whole pages among them go past the page cache (`O_DIRECT`), the pages at either end
+    /// the plain way (another fetch may own the rest of such a page). Any thread; returns false
+    /// after a failed write (the file then takes no more bytes).
+    @discardableResult
+    func writeOut(_ block: StagingBlock) -> Bool {
+        let outcome = writeLock.withLock { _ -> Result<Range<Int>?, CacheFileError> in
+            let pending = state.withLock { s -> Range<Int>? in
+                guard s.generation == block.generation, s.writeError == nil, block.written < block.to else { return nil }
+                return block.written..<block.to
+            }
+            guard let pending else { return .success(nil) }
+            do throws(CacheFileError) {
+                let alignment = StagingBlock.alignment
+                let first = (pending.lowerBound + alignment - 1) / alignment * alignment
+                let last = pending.upperBound / alignment * alignment
+                var direct = false
+                if first < last {
+                    direct = try file.writeDirect(UnsafeRawBufferPointer(start: block.memory + first, count: last - first),
+                                                  at: block.start + Int64(first))
+                }
+                let plain = direct ? [pending.lowerBound..<first, last..<pending.upperBound] : [pending]
+                for part in plain where !part.isEmpty {
+                    try file.write(UnsafeRawBufferPointer(start: block.memory + part.lowerBound, count: part.count),
+                                   at: block.start + Int64(part.lowerBound))
+                }
+            } catch {
+                return .failure(error)
+            }
+            state.withLock { _ in block.written = pending.upperBound }
+            return .success(pending)
+        }
+        // Waiters are answered and failed outside the write lock: their completions may call in.
+        switch outcome {
+        case .failure(let error):
+            failWrites(Self.writeFailure(error, path: file.path))
+            return false
+        case .success(let pending?):
+            record((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
+                   generation: block.generation)
+            return true
+        case .success(nil):
+            return true
+        }
+    }
+
+    /// Writes out every block's bytes not in the file yet: those gathering for a fetch and
+    /// full ones still queued for their write (before a flush).
+    func writeOutStaged() {
+        let blocks = state.withLock { s in s.recent.filter { !$0.isWhollyWritten } }
+        for block in blocks { writeOut(block) }
+    }
+
+    /// Bytes of `generation` reached the file: they are present, waiters they complete are
+    /// answered, and a flush is scheduled.
+    private func record(_ written: Range<Int64>, generation: Int) {
+        var ready: [Waiter] = []
+        var flushAfter: Duration?
+        state.withLock { s in
+            guard s.generation == generation, !written.isEmpty else { return }
+            s.present.insert(written)
+            s.unflushed.insert(written)
+            s.unflushedBytes += Int64(written.count)
             ready = s.takeSatisfiedWaiters()
             if s.unflushedBytes >= settings.flushBytes && !s.urgentFlushScheduled {
                 s.urgentFlushScheduled = true
@@ -199,18 +315,17 @@ extension CachedFile {
                 s.flushScheduled = true
                 flushAfter = settings.flushInterval
             }
-            // More bytes than wanted: this fetch is done (a later fetch has the rest).
-            return target.count == bytes.count
         }
         // Readers first: scheduling a flush may start the flusher's thread.
         for waiter in ready { waiter.completion(.success(())) }
         if let flushAfter { flusher.schedule(self, after: flushAfter) }
-        return keepGoing
     }
 
     // MARK: - Completion
 
     func complete(_ id: Int, _ error: HTTPError?) {
+        // Bytes that arrived are good whatever ended the transfer: into the file with them.
+        if let block = state.withLock({ s in s.fetches[id]?.block }) { writeOut(block) }
         var failed: [(Waiter, FetchError)] = []
         var ready: [Waiter] = []
         var starts: [Int] = []

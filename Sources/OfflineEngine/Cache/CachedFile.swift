@@ -28,6 +28,15 @@ final class CachedFile: Sendable {
     /// Serializes flush commits and generation changes, so a commit never lands after the
     /// reset that made its bytes stale.
     let commitLock = Mutex<Void>(())
+    /// Serializes writing out staging blocks (`writeOut`), which the transfer thread, a
+    /// reader's thread and the flusher's may do at once. Taken before `state`, never while
+    /// holding `commitLock`.
+    let writeLock = Mutex<Void>(())
+    /// Where arriving bytes gather before they go to the file past the page cache (nil: they
+    /// are written as they come).
+    let staging: StagingPool?
+    /// Where full staging blocks are written out (nil: on the transfer's thread).
+    let blockWrites: DispatchQueue?
     let state: Mutex<CachedFileState>
     /// Told (on the flusher's or a download's thread) when a flush makes every byte claimed.
     let onCompletelyCommitted: @Sendable (CachedFile) -> Void
@@ -36,8 +45,11 @@ final class CachedFile: Sendable {
     /// only to check that it still backs those claims; else at first use (`CacheFile`).
     init(itemID: Int64, key: CacheFileKey, stored: StoredCacheFile, path: String, loop: TransferLoop,
          index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
+         staging: StagingPool? = nil, blockWrites: DispatchQueue? = nil,
          onCompletelyCommitted: @escaping @Sendable (CachedFile) -> Void = { _ in }) throws {
         self.itemID = itemID
+        self.staging = staging
+        self.blockWrites = blockWrites
         self.onCompletelyCommitted = onCompletelyCommitted
         self.key = key
         self.origin = stored.origin
@@ -67,6 +79,26 @@ final class CachedFile: Sendable {
         state.withLock { $0.isSatisfied(range) }
     }
 
+    /// Calls `body` with the bytes of `range` where they are still in memory (they arrived
+    /// recently and are in the file too), in order, and returns true; else returns false.
+    /// The memory is valid only during `body`.
+    func withRecentBytes(_ range: Range<Int64>, _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool {
+        guard let pieces = state.withLock({ $0.recentPieces(of: range) }) else { return false }
+        withExtendedLifetime(pieces) {
+            body(pieces.map { UnsafeRawBufferPointer(start: $0.block.memory + $0.bytes.lowerBound, count: $0.bytes.count) })
+        }
+        return true
+    }
+
+    /// Lets go of the blocks kept for readers (nobody reads the file now, or its pages will do).
+    func dropRecentBlocks() {
+        let dropped = state.withLock { s -> [StagingBlock] in
+            defer { s.recent = s.recent.filter { !$0.isWhollyWritten } }
+            return s.recent
+        }
+        _ = dropped  // released here, outside the lock
+    }
+
     /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of
     /// `range` as they arrive, before they are written (`ItemByteSource`); starts fetches as needed.
     func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?,
@@ -80,6 +112,12 @@ final class CachedFile: Sendable {
             s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), bytes: bytes, completion: completion)
             return .waiting(id, s.plan(nearBytes: settings.nearBytes))
         }
+        // Bytes that arrived but still gather in a block go to the file now: the fetch may
+        // stall before the block fills.
+        let gathered = state.withLock { s in
+            s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) }
+        }
+        for block in gathered { writeOut(block) }
         switch outcome {
         case .ready:
             callbacks.async { completion(.success(())) }
@@ -166,6 +204,10 @@ final class CachedFile: Sendable {
     /// that made its bytes stale. Returns each file's sticky write error, in order.
     static func flush(_ files: [CachedFile]) -> [FetchError?] {
         guard let index = files.first?.index else { return [] }
+        // Bytes still gathering in a block go to the file first, so a slow origin's bytes are
+        // claimed (and survive a crash) as often as before staging (before the commit locks:
+        // writing them out answers waiters).
+        for file in files { file.writeOutStaged() }
         struct Outcome {
             var error: FetchError?
             var isNew = false
@@ -274,6 +316,7 @@ final class CachedFile: Sendable {
         let (handles, waiters) = state.withLock { s in
             s.writeError = s.writeError ?? failure
             s.present = s.committed
+            s.recent = []
             s.unflushed = RangeSet()
             s.unflushedBytes = 0
             var handles: [TransferHandle] = []

@@ -19,6 +19,11 @@ struct Fetch: Sendable {
     var reachedStop = false
     /// Why it must end, decided by the cache (a bad response, a write error, a cancel).
     var failure: FetchError?
+    /// Where its bytes are being gathered before they go to the file (nil: none waiting).
+    var block: StagingBlock?
+
+    /// Its bytes from here on are not in the file yet: gathered in `block`, or still to come.
+    var unwrittenFrom: Int64 { block.map { $0.unwritten.lowerBound } ?? cursor }
 }
 
 /// A reader (or a download) waiting for bytes.
@@ -49,6 +54,12 @@ struct CachedFileState: Sendable {
     var total: Int64?
     /// Written to the file (readable now), this generation.
     var present = RangeSet()
+    /// The blocks that bytes arrived in most recently, oldest first (the fetches' own blocks
+    /// among them): a read of bytes they hold is answered from memory.
+    var recent: [StagingBlock] = []
+    /// How many blocks `recent` keeps: a sequential reader reads bytes that arrived up to its
+    /// read-ahead earlier (OpenFile.maxReadAhead), most of it within this.
+    static let recentBlocks = 12
     /// Flushed and claimed in the store.
     var committed = RangeSet()
     /// Written, not yet flushed.
@@ -157,8 +168,14 @@ struct CachedFileState: Sendable {
             for gap in present.gaps(in: clamped(waiter.range)) {
                 var offset = gap.lowerBound
                 while offset < gap.upperBound {
-                    if let (fetchID, fetch) = fetches.first(where: { isLive($0.value) && $0.value.cursor <= offset && offset < limit($0.value) }) {
+                    // Arrived, on its way to the file (a block queued for its write).
+                    if let block = recent.first(where: { $0.generation == generation && $0.unwritten.contains(offset) }) {
+                        offset = block.unwritten.upperBound
+                        continue
+                    }
+                    if let (fetchID, fetch) = fetches.first(where: { isLive($0.value) && $0.value.unwrittenFrom <= offset && offset < limit($0.value) }) {
                         let end = limit(fetch)
+                        // Bytes it gathered and has not written yet count as close ahead.
                         if offset - fetch.cursor <= nearBytes {
                             offset = end
                             continue
@@ -172,7 +189,7 @@ struct CachedFileState: Sendable {
                     var end = gap.upperBound == .max ? Int64.max : gap.upperBound.addingReportingOverflow(waiter.readAhead).partialValue
                     if end < gap.upperBound { end = .max }
                     if let held = present.nextHeld(atOrAfter: offset) { end = min(end, held) }
-                    for fetch in fetches.values where isLive(fetch) && fetch.cursor > offset { end = min(end, fetch.cursor) }
+                    for fetch in fetches.values where isLive(fetch) && fetch.unwrittenFrom > offset { end = min(end, fetch.unwrittenFrom) }
                     if let total { end = min(end, total) }
                     created.append(addFetch(from: offset, to: end))
                     offset = end
@@ -209,6 +226,40 @@ struct CachedFileState: Sendable {
         committed = RangeSet()
         unflushed = RangeSet()
         unflushedBytes = 0
+        recent = []
         for id in waiters.keys where !(waiters[id]?.collected.isEmpty ?? true) { waiters[id]?.collected = [] }
+    }
+
+    /// Adds a block that bytes are arriving in to `recent`, dropping the oldest blocks already
+    /// wholly written once there are more than `recentBlocks`.
+    mutating func keep(_ block: StagingBlock) {
+        recent.append(block)
+        while recent.count > Self.recentBlocks, let oldest = recent.firstIndex(where: \.isWhollyWritten) {
+            recent.remove(at: oldest)
+        }
+    }
+
+    /// Whether writing out `block` gives a reader of `range` its last missing bytes: the block
+    /// holds bytes of it not in the file yet, and its end. (A read-ahead that reaches past what
+    /// has arrived must not make every arriving piece go to the file on its own.)
+    func completes(_ range: Range<Int64>, _ block: StagingBlock) -> Bool {
+        let wanted = clamped(range)
+        guard !block.isWhollyWritten, wanted.overlaps(block.unwritten) else { return false }
+        return wanted.upperBound <= block.unwritten.upperBound
+    }
+
+    /// Where in `recent` the bytes of `range` are, in order, if all of them are there and in
+    /// the file (so memory and file agree); nil otherwise.
+    func recentPieces(of range: Range<Int64>) -> [(block: StagingBlock, bytes: Range<Int>)]? {
+        guard !range.isEmpty, !recent.isEmpty, present.contains(range) else { return nil }
+        var pieces: [(block: StagingBlock, bytes: Range<Int>)] = []
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            guard let block = recent.last(where: { $0.generation == generation && $0.arrived.contains(offset) }) else { return nil }
+            let end = min(range.upperBound, block.arrived.upperBound)
+            pieces.append((block, Int(offset - block.start)..<Int(end - block.start)))
+            offset = end
+        }
+        return pieces
     }
 }

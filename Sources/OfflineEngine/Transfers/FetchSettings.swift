@@ -19,15 +19,20 @@ public struct FetchSettings: Sendable {
     /// Times an item file may start over because the origin's file changed, before the
     /// fetch fails with `contentChanged`.
     public var maxRestarts: Int
+    /// Arriving bytes gather in this many 1 MiB blocks at most, engine-wide, before they go to
+    /// the cache files past the page cache (`StagingBlock`); 0: written as they come, through
+    /// the page cache. 40: four readers streaming at once keep about their read-ahead each.
+    public var stagingBlocks: Int
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
                 flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 384 << 10,
-                maxRestarts: Int = 3) {
+                maxRestarts: Int = 3, stagingBlocks: Int = 40) {
         self.timeouts = timeouts
         self.flushBytes = flushBytes
         self.flushInterval = flushInterval
         self.nearBytes = nearBytes
         self.firstWindow = firstWindow
         self.maxRestarts = maxRestarts
+        self.stagingBlocks = stagingBlocks
     }
 }

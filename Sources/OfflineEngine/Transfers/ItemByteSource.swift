@@ -102,6 +102,14 @@ public protocol ItemByteSource: Sendable {
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket
 
+    /// Calls `body` with the bytes of `range` if they are in the cache file and also still in
+    /// memory (they arrived moments ago), and returns true; else returns false and the front
+    /// end reads the cache file. Bytes written to the file past the page cache would otherwise
+    /// be read back from the disk. `body` gets the bytes in order, in one or more pieces,
+    /// valid only while it runs. Fast (memory only), never blocks on I/O.
+    func withBytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange,
+                           _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool
+
     /// A reader opened the file and will most likely read its start next (players, `file`,
     /// `cat` all do): its first bytes are fetched now, while the open is answered, rather than
     /// once the first read arrives. Never waits on the network; a failure shows at the read
@@ -138,6 +146,9 @@ extension ItemByteSource {
     public func noteRead(itemID: Int64, offset: Int64, length: Int64) {}
 
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {}
+
+    public func withBytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange,
+                                  _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool { false }
 
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? { nil }
 }

@@ -25,6 +25,10 @@ public final class RangeFetcher: ItemByteSource {
     private let mediaOrigins: MediaOriginIndex?
     private let settings: FetchSettings
     private let flusher = Flusher()
+    /// Memory that arriving bytes gather in before they go to the cache files (`StagingBlock`).
+    private let staging: StagingPool?
+    /// Writes full staging blocks to their files, one at a time, off the transfer thread.
+    private let blockWrites = DispatchQueue(label: "offlinefs.block-writes")
     private let warmingUp = DispatchGroup()
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
     /// Sized up front, so that a reader's first open does not instantiate its storage type.
@@ -63,6 +67,7 @@ public final class RangeFetcher: ItemByteSource {
         self.mediaOrigins = mediaOrigins
         self.loop = loop
         self.settings = settings
+        staging = settings.stagingBlocks > 0 ? StagingPool(capacity: settings.stagingBlocks) : nil
     }
 
     /// Starts the flusher's thread now instead of at the first flush, and warms up the read
@@ -100,6 +105,7 @@ public final class RangeFetcher: ItemByteSource {
         warmingUp.wait()
         let all = files.withLock { Array($0.values) }
         for file in all { file.cancelAll(FetchError(.cancelled, "the engine is stopping")) }
+        blockWrites.sync {}  // full blocks queued for their write are in the files
         for file in all { file.flush() }
         flusher.stop()
     }
@@ -144,6 +150,12 @@ public final class RangeFetcher: ItemByteSource {
         return Ticket(file: cached, waiterID: id)
     }
 
+    public func withBytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange,
+                                  _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool {
+        guard let cached = files.withLock({ $0[FileID(itemID: itemID, key: file)] }) else { return false }
+        return cached.withRecentBytes(range.start..<range.end, body)
+    }
+
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
         guard let cached = try? cachedFile(itemID: itemID, key: file) else { return }
         let window = 0..<settings.firstWindow
@@ -171,6 +183,9 @@ public final class RangeFetcher: ItemByteSource {
         }
         for id in release {
             files.withLock({ $0[id] })?.file.releaseCachedPages()
+        }
+        if last {
+            for file in files.withLock({ $0.filter { $0.key.itemID == itemID }.map(\.value) }) { file.dropRecentBlocks() }
         }
         if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
     }
@@ -281,7 +296,10 @@ public final class RangeFetcher: ItemByteSource {
             readers.releaseAtLastClose.insert(id)
             return false
         }
-        if releaseNow { file.file.releaseCachedPages() }
+        if releaseNow {
+            file.file.releaseCachedPages()
+            file.dropRecentBlocks()
+        }
     }
 
     // MARK: - Files
@@ -306,7 +324,7 @@ public final class RangeFetcher: ItemByteSource {
                 let cached = try CachedFile(
                     itemID: itemID, key: key, stored: stored, path: cacheFilePath(itemID: itemID, file: key),
                     loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
-                    onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
+                    staging: staging, blockWrites: blockWrites, onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
                 files[id] = cached
                 return cached
             } catch {
