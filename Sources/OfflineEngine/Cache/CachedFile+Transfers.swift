@@ -249,7 +249,8 @@ extension CachedFile {
     /// after a failed write (the file then takes no more bytes).
     @discardableResult
     func writeOut(_ block: StagingBlock) -> Bool {
-        let outcome = writeLock.withLock { _ -> Result<Range<Int>?, CacheFileError> in
+        typealias News = (ready: [Waiter], flushAfter: Duration?)
+        let outcome = writeLock.withLock { _ -> Result<News?, CacheFileError> in
             let pending = state.withLock { s -> Range<Int>? in
                 guard s.generation == block.generation, s.writeError == nil, block.written < block.to else { return nil }
                 return block.written..<block.to
@@ -272,17 +273,22 @@ extension CachedFile {
             } catch {
                 return .failure(error)
             }
-            state.withLock { _ in block.written = pending.upperBound }
-            return .success(pending)
+            // Present in the same step as written: a flush that finds nothing left to write
+            // out finds these bytes unflushed.
+            let news = state.withLock { s -> News in
+                block.written = pending.upperBound
+                return s.noteWritten((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
+                                     generation: block.generation, settings: settings)
+            }
+            return .success(news)
         }
         // Waiters are answered and failed outside the write lock: their completions may call in.
         switch outcome {
         case .failure(let error):
             failWrites(Self.writeFailure(error, path: file.path))
             return false
-        case .success(let pending?):
-            record((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
-                   generation: block.generation)
+        case .success(let news?):
+            announce(news)
             return true
         case .success(nil):
             return true
@@ -299,26 +305,16 @@ extension CachedFile {
     /// Bytes of `generation` reached the file: they are present, waiters they complete are
     /// answered, and a flush is scheduled.
     private func record(_ written: Range<Int64>, generation: Int) {
-        var ready: [Waiter] = []
-        var flushAfter: Duration?
-        state.withLock { s in
-            guard s.generation == generation, !written.isEmpty else { return }
-            s.present.insert(written)
-            s.unflushed.insert(written)
-            s.unflushedBytes += Int64(written.count)
-            ready = s.takeSatisfiedWaiters()
-            if s.unflushedBytes >= settings.flushBytes && !s.urgentFlushScheduled {
-                s.urgentFlushScheduled = true
-                s.flushScheduled = true
-                flushAfter = .zero
-            } else if !s.flushScheduled {
-                s.flushScheduled = true
-                flushAfter = settings.flushInterval
-            }
-        }
+        let news = state.withLock { s in s.noteWritten(written, generation: generation, settings: settings) }
+        announce(news)
+    }
+
+    /// Answers the waiters that bytes now in the file complete, and schedules the flush they
+    /// call for (`CachedFileState.noteWritten`). No lock held.
+    private func announce(_ news: (ready: [Waiter], flushAfter: Duration?)) {
         // Readers first: scheduling a flush may start the flusher's thread.
-        for waiter in ready { waiter.completion(.success(())) }
-        if let flushAfter { flusher.schedule(self, after: flushAfter) }
+        for waiter in news.ready { waiter.completion(.success(())) }
+        if let flushAfter = news.flushAfter { flusher.schedule(self, after: flushAfter) }
     }
 
     // MARK: - Completion

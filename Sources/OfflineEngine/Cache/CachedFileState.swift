@@ -230,6 +230,26 @@ struct CachedFileState: Sendable {
         for id in waiters.keys where !(waiters[id]?.collected.isEmpty ?? true) { waiters[id]?.collected = [] }
     }
 
+    /// Bytes of `generation` reached the file: counts them present and unflushed, and returns
+    /// the waiters they complete and when to flush (nil: a flush is already due).
+    mutating func noteWritten(_ written: Range<Int64>, generation: Int,
+                              settings: FetchSettings) -> (ready: [Waiter], flushAfter: Duration?) {
+        guard self.generation == generation, !written.isEmpty else { return ([], nil) }
+        present.insert(written)
+        unflushed.insert(written)
+        unflushedBytes += Int64(written.count)
+        var flushAfter: Duration?
+        if unflushedBytes >= settings.flushBytes && !urgentFlushScheduled {
+            urgentFlushScheduled = true
+            flushScheduled = true
+            flushAfter = .zero
+        } else if !flushScheduled {
+            flushScheduled = true
+            flushAfter = settings.flushInterval
+        }
+        return (takeSatisfiedWaiters(), flushAfter)
+    }
+
     /// Adds a block that bytes are arriving in to `recent`, dropping the oldest blocks already
     /// wholly written once there are more than `recentBlocks`.
     mutating func keep(_ block: StagingBlock) {
