@@ -5,15 +5,17 @@ import OfflineStore
 import Synchronization
 
 /// One item file's cache: its sparse file, which bytes it holds, the range requests
-/// filling it and the readers waiting on it.
+/// filling it and the readers waiting on it. Arriving bytes gather in staging blocks before
+/// they are written (`StagingBlock`, CachedFile+Transfers).
 ///
 /// Write order (HARDENING, SQLite): bytes → `fdatasync` → commit of the range map. Readers are
-/// answered as soon as bytes are written (page cache); only the claim waits for the flush.
+/// answered as soon as bytes are in the file (or from memory); only the claim waits for the flush.
 /// A change of the origin's file (another validator or size) starts a new generation: the
 /// store forgets the old ranges *before* any byte of the new version is written.
 ///
-/// Lock order: `commitLock` → `state`. Completions, `TransferLoop.start/cancel` and I/O
-/// never run while `state` is held (I/O may run under `commitLock`).
+/// Lock order: `commitLock` → `state`, and `writeLock` → `state` (the two outer locks are
+/// never held together). Completions, `TransferLoop.start/cancel` and I/O never run while
+/// `state` is held (I/O may run under `commitLock` or `writeLock`).
 final class CachedFile: Sendable {
     let itemID: Int64
     let key: CacheFileKey
