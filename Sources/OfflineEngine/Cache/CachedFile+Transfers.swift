@@ -235,20 +235,23 @@ extension CachedFile {
                 }
                 // On a thread of its own, so the transfer receives while the disk writes.
                 if let blockWrites {
-                    blockWrites.async { [self] in writeOut(block) }
+                    blockWrites.async { [self] in writeOut(block, direct: true) }
                 } else {
-                    guard writeOut(block) else { return }
+                    guard writeOut(block, direct: true) else { return }
                 }
             }
         }
     }
 
     /// Writes the block's bytes that are not in the file yet, then counts them as present.
-    /// The whole pages among them go past the page cache (`O_DIRECT`), the pages at either end
-    /// the plain way (another fetch may own the rest of such a page). Any thread; returns false
-    /// after a failed write (the file then takes no more bytes).
+    /// With `direct` (a full block), the whole pages among them go past the page cache
+    /// (`O_DIRECT`) and the pages at either end the plain way (another fetch may own the rest
+    /// of such a page). Without (a block written early: its fetch ended, a reader or a flush
+    /// wants its bytes), all go the plain way, which returns before the disk has them: the
+    /// reader waiting on them, or the next open that finds the file whole, is not held up by it.
+    /// Any thread; returns false after a failed write (the file then takes no more bytes).
     @discardableResult
-    func writeOut(_ block: StagingBlock) -> Bool {
+    func writeOut(_ block: StagingBlock, direct wholePages: Bool = false) -> Bool {
         typealias News = (ready: [Waiter], flushAfter: Duration?)
         let outcome = writeLock.withLock { _ -> Result<News?, CacheFileError> in
             let pending = state.withLock { s -> Range<Int>? in
@@ -261,7 +264,7 @@ extension CachedFile {
                 let first = (pending.lowerBound + alignment - 1) / alignment * alignment
                 let last = pending.upperBound / alignment * alignment
                 var direct = false
-                if first < last {
+                if wholePages && first < last {
                     direct = try file.writeDirect(UnsafeRawBufferPointer(start: block.memory + first, count: last - first),
                                                   at: block.start + Int64(first))
                 }
