@@ -19,19 +19,25 @@ import Testing
         return found ? copy : nil
     }
 
+    /// Fetches each range in turn (waiting for it), then flushes; false after recording why not.
+    private func fetchAndFlush(_ fixture: TransferFixture, _ item: Item, _ ranges: [Range<Int64>]) throws -> Bool {
+        for range in ranges {
+            guard case .success = fixture.fetch(item, range) else {
+                Issue.record("the fetch of \(range) failed")
+                return false
+            }
+        }
+        _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        return true
+    }
+
     @Test func bytesReachTheFileWhereverTheirFetchesStartAndEnd() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }
         let size: Int64 = (3 << 20) + 777
         let item = try fixture.addItem("v.mp4", size: size, seed: 31)
         // Given fetches that start and end inside pages and blocks
-        for range in [12_345..<2_500_001, 3_000_000..<3_100_003, 0..<size] as [Range<Int64>] {
-            guard case .success = fixture.fetch(item, range) else {
-                Issue.record("the fetch of \(range) failed")
-                return
-            }
-        }
-        _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        guard try fetchAndFlush(fixture, item, [12_345..<2_500_001, 3_000_000..<3_100_003, 0..<size]) else { return }
         // Then the file holds every byte, claimed, as the origin has it
         #expect(try fixture.store.presentRanges(itemID: item.id, file: "media") == [0..<size])
         #expect(try fixture.cachedBytes(item, 0..<size) == GeneratedBytes(size: size, seed: 31).bytes(in: 0..<size))
@@ -71,11 +77,7 @@ import Testing
         // Given a reader (so completion lets go of nothing) and a file of whole blocks
         fixture.fetcher.readerOpened(itemID: item.id)
         defer { fixture.fetcher.readerClosed(itemID: item.id) }
-        guard case .success = fixture.fetch(item, 0..<size) else {
-            Issue.record("the fetch failed")
-            return
-        }
-        _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        guard try fetchAndFlush(fixture, item, [0..<size]) else { return }
         // Then none of its pages went through the page cache, and the disk has every byte
         #expect(try PageCache.residentBytes(of: path) == 0)
         #expect(try fixture.committedBytesMatch(item, size: size, seed: 33))
@@ -112,11 +114,7 @@ import Testing
         let item = try fixture.addItem("v.mp4", size: size, seed: 35)
         fixture.fetcher.readerOpened(itemID: item.id)
         defer { fixture.fetcher.readerClosed(itemID: item.id) }
-        guard case .success = fixture.fetch(item, 0..<size) else {
-            Issue.record("the fetch failed")
-            return
-        }
-        _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        guard try fetchAndFlush(fixture, item, [0..<size]) else { return }
         #expect(try fixture.store.presentRanges(itemID: item.id, file: "media") == [0..<size])
         #expect(try fixture.committedBytesMatch(item, size: size, seed: 35))
     }

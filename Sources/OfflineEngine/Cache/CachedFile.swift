@@ -92,13 +92,10 @@ final class CachedFile: Sendable {
         return true
     }
 
-    /// Lets go of the blocks kept for readers (nobody reads the file now, or its pages will do).
+    /// Lets go of the blocks kept for readers whose bytes are all in the file (nobody reads
+    /// the file now). Their memory goes back to the pool (a leaf lock).
     func dropRecentBlocks() {
-        let dropped = state.withLock { s -> [StagingBlock] in
-            defer { s.recent = s.recent.filter { !$0.isWhollyWritten } }
-            return s.recent
-        }
-        _ = dropped  // released here, outside the lock
+        state.withLock { $0.recent.removeAll(where: \.isWhollyWritten) }
     }
 
     /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of
@@ -106,20 +103,17 @@ final class CachedFile: Sendable {
     func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?,
                  bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil,
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
-        enum Outcome { case ready, failed(FetchError), waiting(Int, [Int]) }
+        // `gathered`: blocks holding bytes that arrived but are not in the file yet, which go
+        // to the file now (the fetch may stall before the block fills).
+        enum Outcome { case ready, failed(FetchError), waiting(Int, [Int], gathered: [StagingBlock]) }
         let outcome: Outcome = state.withLock { s in
             if s.isSatisfied(range) { return .ready }
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()
             s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), bytes: bytes, completion: completion)
-            return .waiting(id, s.plan(nearBytes: settings.nearBytes))
+            return .waiting(id, s.plan(nearBytes: settings.nearBytes),
+                            gathered: s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) })
         }
-        // Bytes that arrived but still gather in a block go to the file now: the fetch may
-        // stall before the block fills.
-        let gathered = state.withLock { s in
-            s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) }
-        }
-        for block in gathered { writeOut(block) }
         switch outcome {
         case .ready:
             callbacks.async { completion(.success(())) }
@@ -127,7 +121,8 @@ final class CachedFile: Sendable {
         case .failed(let error):
             callbacks.async { completion(.failure(error)) }
             return nil
-        case .waiting(let id, let fetches):
+        case .waiting(let id, let fetches, let gathered):
+            for block in gathered { writeOut(block) }
             startFetches(fetches)
             if let deadline {
                 let seconds = deadline - .now
