@@ -219,8 +219,14 @@ final class ItemReader: Sendable {
         let range = ByteRange(file.baseOffset + offset, file.baseOffset + end)
         let readAhead = file.readAhead(offset: offset, end: end)
         defer { prefetch(file, end: end, readAhead: readAhead) }
+        // Bytes that arrived moments ago are still in memory, whether or not they are in the
+        // cache file yet (whose copy may be on the disk only, written past the page cache).
+        if let inMemory = byteSource.bytesInMemory(itemID: file.itemID, file: file.key, range: range) {
+            inMemory.withBuffers { reply.succeed(pieces: $0) }
+            return
+        }
         if byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) {
-            answer(file, range, reply)
+            answerFromCacheFile(file, range, reply)
             return
         }
 
@@ -242,10 +248,15 @@ final class ItemReader: Sendable {
             case .failure(let error): reply.fail(errnos.errno(for: error))
             }
         }
-        // A small read may be answered from the bytes as they arrive, before they are written
-        // to the cache file (a first read: the write of a new file's first bytes is slow).
-        var early: (@Sendable (UnsafeRawBufferPointer) -> Void)?
-        if range.count < Self.largeReply { early = { reply.succeed(bytes: $0) } }
+        // Answered from memory once all its bytes have arrived, before they are written to
+        // the cache file (which happens in whole blocks, or, on a first read, is slow).
+        let early: @Sendable (BytesInMemory) -> Void = { [replies] bytes in
+            if bytes.count >= Self.largeReply {
+                replies.async { bytes.withBuffers { reply.succeed(pieces: $0) } }
+            } else {
+                bytes.withBuffers { reply.succeed(pieces: $0) }
+            }
+        }
         ticket.set(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: readAhead,
                                             deadline: deadline, bytes: early, completion: completion))
         guard !reply.isAnswered else { return }
@@ -267,18 +278,25 @@ final class ItemReader: Sendable {
         guard let next = file.prefetch(end: end, readAhead: readAhead) else { return }
         let range = ByteRange(file.baseOffset + next.lowerBound, file.baseOffset + next.upperBound)
         guard !byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) else { return }
+        // Done once the bytes have arrived (`bytes`), in the file yet or not: a prefetch must
+        // not make the engine write a part-filled block early.
         byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: 0,
-                                 deadline: ContinuousClock.now + readTimeout) { _ in }
+                                 deadline: ContinuousClock.now + readTimeout, bytes: { _ in }, completion: { _ in })
+    }
+
+    /// Answers bytes that are in the cache file: from memory while they still are (the file's
+    /// copy may be on the disk only), else from the file.
+    private func answer(_ file: OpenFile, _ range: ByteRange, _ reply: Reply<ReadData>) {
+        if let inMemory = byteSource.bytesInMemory(itemID: file.itemID, file: file.key, range: range) {
+            inMemory.withBuffers { reply.succeed(pieces: $0) }
+            return
+        }
+        answerFromCacheFile(file, range, reply)
     }
 
     /// Answers from the cache file: spliced when the size is known (a page-cache read must be
     /// answered in full), else copied, short at the end (`direct_io`).
-    private func answer(_ file: OpenFile, _ range: ByteRange, _ reply: Reply<ReadData>) {
-        // Bytes that arrived moments ago are still in memory; the file's copy of them may be
-        // on the disk only (written past the page cache).
-        if byteSource.withBytesInMemory(itemID: file.itemID, file: file.key, range: range, { reply.succeed(pieces: $0) }) {
-            return
-        }
+    private func answerFromCacheFile(_ file: OpenFile, _ range: ByteRange, _ reply: Reply<ReadData>) {
         guard let fd = file.cacheDescriptor() else {
             reply.fail(errnos.errno(for: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO),
                                     during: "read (opening the cache file \(file.path))"))

@@ -23,10 +23,10 @@ import Testing
         let fetcher = fixture.fetcher
         fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(range.lowerBound, range.upperBound),
                               readAhead: 0, deadline: .now + deadline,
-                              bytes: { buffer in
+                              bytes: { inMemory in
                                   let inFile = fetcher.isAvailable(itemID: item.id, file: "media",
                                                                    range: ByteRange(range.lowerBound, range.upperBound))
-                                  answers.value.append(.bytes(Array(buffer), inCacheFile: inFile))
+                                  answers.value.append(.bytes(inMemory.withBuffers { $0.flatMap { Array($0) } }, inCacheFile: inFile))
                                   answered.signal()
                               },
                               completion: { result in
@@ -90,7 +90,10 @@ import Testing
         let answered = DispatchSemaphore(value: 0)
         fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, 200_000), readAhead: 0,
                                       deadline: .now + .seconds(20),
-                                      bytes: { box.value.append(.bytes(Array($0), inCacheFile: false)); answered.signal() },
+                                      bytes: { inMemory in
+                                          box.value.append(.bytes(inMemory.withBuffers { $0.flatMap { Array($0) } }, inCacheFile: false))
+                                          answered.signal()
+                                      },
                                       completion: { box.value.append(.completion($0)); answered.signal() })
         let asked = ContinuousClock.now
         while fixture.fetcher.progress(itemID: item.id, file: "media").written < 40_000 && ContinuousClock.now - asked < .seconds(5) {
@@ -129,13 +132,43 @@ import Testing
         #expect(Data(got) == GeneratedBytes(size: 10_000, seed: 4).bytes(in: 9_000..<10_000))
     }
 
-    @Test func bytesPartlyInTheCacheFileAreReadFromIt() throws {
+    @Test func aReadWhoseFirstBytesArrivedBeforeItAskedIsAnsweredFromMemory() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 1 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 8)
+        // Given an origin that sends the body in pieces of 40,000 bytes, and a stream under way
+        // whose first bytes have arrived
+        fixture.origin.setFault("/v.mp4", .trickle(bytesPerSecond: 400_000))
+        fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, 1000), readAhead: 200_000,
+                                      deadline: .now + .seconds(10)) { _ in }
+        let asked = ContinuousClock.now
+        while fixture.fetcher.bytesInMemory(itemID: item.id, file: "media", range: ByteRange(0, 20_000)) == nil,
+              ContinuousClock.now - asked < .seconds(5) {
+            usleep(1000)
+        }
+        // When a reader asks for bytes from there to some that have not arrived yet (a reader at
+        // the edge of the stream)
+        let answers = ask(fixture, item, 10_000..<150_000).value
+        // Then it gets them once, from memory, as the origin sent them
+        guard answers.count == 1, case .bytes(let bytes, _) = answers[0] else {
+            Issue.record("answers: \(answers)")
+            return
+        }
+        #expect(Data(bytes) == GeneratedBytes(size: size, seed: 8).bytes(in: 10_000..<150_000))
+    }
+
+    @Test func bytesPartlyOnlyInTheCacheFileAreReadFromIt() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }
         let size: Int64 = 200_000
         let item = try fixture.addItem("v.mp4", size: size, seed: 5)
-        // Given the first 50,000 bytes in the cache file
+        // Given the first 50,000 bytes in the cache file and no longer in memory (the last
+        // reader of the item closed)
+        fixture.fetcher.readerOpened(itemID: item.id)
         guard case .success = fixture.fetch(item, 0..<50_000) else { Issue.record("first read failed"); return }
+        fixture.fetcher.readerClosed(itemID: item.id)
+        #expect(fixture.fetcher.bytesInMemory(itemID: item.id, file: "media", range: ByteRange(0, 1000)) == nil)
         // When a reader asks for bytes on both sides of their end
         let answers = ask(fixture, item, 40_000..<60_000).value
         // Then it is told to read them from the cache file (never bytes of two sources), and they are right

@@ -8,15 +8,10 @@ import Testing
 /// Arriving bytes gather in 1 MiB staging blocks, go to the cache file past the page cache
 /// (`O_DIRECT`) when a block fills, and stay in memory a while for readers (`StagingBlock`).
 @Suite struct StagedWritesTests {
-    /// Waits (bounded) for the bytes of `range`, then reads them back from memory if they are
-    /// still there.
+    /// The bytes of `range` if they are still in memory.
     private func bytesInMemory(_ fixture: TransferFixture, _ item: Item, _ range: Range<Int64>) -> [UInt8]? {
-        var copy: [UInt8]?
-        let found = fixture.fetcher.withBytesInMemory(itemID: item.id, file: "media",
-                                                     range: ByteRange(range.lowerBound, range.upperBound)) { pieces in
-            copy = pieces.flatMap { Array($0) }
-        }
-        return found ? copy : nil
+        fixture.fetcher.bytesInMemory(itemID: item.id, file: "media", range: ByteRange(range.lowerBound, range.upperBound))?
+            .withBuffers { pieces in pieces.flatMap { Array($0) } }
     }
 
     /// Fetches each range in turn (waiting for it), then flushes; false after recording why not.

@@ -154,23 +154,12 @@ extension CachedFile {
     // MARK: - Body
 
     func receive(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let target = state.withLock { s -> (offset: Int64, count: Int, generation: Int, early: [(waiter: Waiter, bytes: EarlyBytes)])? in
+        let target = state.withLock { s -> (offset: Int64, count: Int, generation: Int)? in
             guard let fetch = s.fetches[id], s.isLive(fetch), fetch.validated else { return nil }
             let room = max(0, s.limit(fetch) - fetch.cursor)
-            let count = Int(min(Int64(bytes.count), room))
-            // Readers that take bytes from memory and now have all of theirs are answered
-            // before the write (`CachedFileState.takeWaiters`).
-            let arriving = fetch.cursor..<(fetch.cursor + Int64(count))
-            let early = count > 0 ? s.takeWaiters(answerableFrom: arriving, bytes: UnsafeRawBufferPointer(rebasing: bytes[0..<count])) : []
-            return (fetch.cursor, count, s.generation, early)
+            return (fetch.cursor, Int(min(Int64(bytes.count), room)), s.generation)
         }
         guard let target else { return false }
-        for (waiter, early) in target.early {
-            switch early {
-            case .slice(let slice): waiter.bytes?(UnsafeRawBufferPointer(rebasing: bytes[slice]))
-            case .collected(let collected): collected.withUnsafeBytes { waiter.bytes?($0) }
-            }
-        }
         do {
             try stage(id, UnsafeRawBufferPointer(rebasing: bytes[0..<target.count]), at: target.offset,
                       generation: target.generation)
@@ -178,13 +167,16 @@ extension CachedFile {
             failWrites(Self.writeFailure(error, path: file.path))
             return false
         }
-        // Bytes gathered in a block reach the file when it fills or its fetch ends; sooner
-        // when a reader waits for them (a slow origin) or the fetch has all it asked for.
-        let (keepGoing, spill, flushAfter) = state.withLock { s -> (Bool, StagingBlock?, Duration?) in
-            guard s.generation == target.generation, var fetch = s.fetches[id], fetch.failure == nil else { return (false, nil, nil) }
+        // Readers that take bytes from memory and now have all of theirs are answered from the
+        // blocks. Bytes gathered in a block reach the file when it fills or its fetch ends;
+        // sooner when another waiter needs them there (a slow origin) or a flush comes.
+        let (keepGoing, answered, spill, flushAfter) = state.withLock {
+            s -> (Bool, [(waiter: Waiter, bytes: BytesInMemory)], StagingBlock?, Duration?) in
+            guard s.generation == target.generation, var fetch = s.fetches[id], fetch.failure == nil else { return (false, [], nil, nil) }
             fetch.cursor = target.offset + Int64(target.count)
             if fetch.cursor >= s.limit(fetch) { fetch.reachedStop = true }
             s.fetches[id] = fetch
+            let answered = s.takeWaitersInMemory()
             var spill: StagingBlock?
             var flushAfter: Duration?
             if let block = fetch.block, !block.isWhollyWritten {
@@ -197,8 +189,9 @@ extension CachedFile {
                 }
             }
             // More bytes than wanted: this fetch is done (a later fetch has the rest).
-            return (target.count == bytes.count, spill, flushAfter)
+            return (target.count == bytes.count, answered, spill, flushAfter)
         }
+        for (waiter, bytes) in answered { waiter.bytes?(bytes) }
         if let flushAfter { flusher.schedule(self, after: flushAfter) }
         if let spill, !writeOut(spill) { return false }
         return keepGoing
@@ -298,11 +291,17 @@ extension CachedFile {
         }
     }
 
-    /// Writes out every block's bytes not in the file yet: those gathering for a fetch and
-    /// full ones still queued for their write (before a flush).
+    /// Writes out every block's bytes not in the file yet (before a flush): those gathering
+    /// for a fetch now, and full ones queued for their own write are waited for.
     func writeOutStaged() {
-        let blocks = state.withLock { s in s.recent.filter { !$0.isWhollyWritten } }
-        for block in blocks { writeOut(block) }
+        let queued = blockWrites != nil
+        let (gathering, full) = state.withLock { s in
+            let unwritten = s.recent.filter { !$0.isWhollyWritten }
+            return (unwritten.filter { !queued || $0.to < StagingBlock.size }, unwritten.contains { queued && $0.to == StagingBlock.size })
+        }
+        for block in gathering { writeOut(block) }
+        // Not written the plain way here: that would undo what the queued write is for.
+        if full { blockWrites?.sync {} }
     }
 
     /// Bytes of `generation` reached the file: they are present, waiters they complete are

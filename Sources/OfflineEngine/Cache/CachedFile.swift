@@ -81,15 +81,9 @@ final class CachedFile: Sendable {
         state.withLock { $0.isSatisfied(range) }
     }
 
-    /// Calls `body` with the bytes of `range` where they are still in memory (they arrived
-    /// recently and are in the file too), in order, and returns true; else returns false.
-    /// The memory is valid only during `body`.
-    func withRecentBytes(_ range: Range<Int64>, _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool {
-        guard let pieces = state.withLock({ $0.recentPieces(of: range) }) else { return false }
-        withExtendedLifetime(pieces) {
-            body(pieces.map { UnsafeRawBufferPointer(start: $0.block.memory + $0.bytes.lowerBound, count: $0.bytes.count) })
-        }
-        return true
+    /// The bytes of `range` if all of them are still in memory (they arrived recently), else nil.
+    func bytesInMemory(_ range: Range<Int64>) -> BytesInMemory? {
+        state.withLock { $0.recentPieces(of: range) }.map(BytesInMemory.init(pieces:))
     }
 
     /// Lets go of the blocks kept for readers whose bytes are all in the file (nobody reads
@@ -99,14 +93,17 @@ final class CachedFile: Sendable {
     }
 
     /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of
-    /// `range` as they arrive, before they are written (`ItemByteSource`); starts fetches as needed.
+    /// `range` once they have all arrived, written or not (`ItemByteSource`); starts fetches as needed.
     func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?,
-                 bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil,
+                 bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
         // `gathered`: blocks holding bytes that arrived but are not in the file yet, which go
         // to the file now (the fetch may stall before the block fills).
-        enum Outcome { case ready, failed(FetchError), waiting(Int, [Int], gathered: [StagingBlock]) }
+        enum Outcome { case ready, inMemory(BytesInMemory), failed(FetchError), waiting(Int, [Int], gathered: [StagingBlock]) }
         let outcome: Outcome = state.withLock { s in
+            if bytes != nil, range.upperBound != .max || s.total != nil, let pieces = s.recentPieces(of: s.clamped(range)) {
+                return .inMemory(BytesInMemory(pieces: pieces))
+            }
             if s.isSatisfied(range) { return .ready }
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()
@@ -117,6 +114,9 @@ final class CachedFile: Sendable {
         switch outcome {
         case .ready:
             callbacks.async { completion(.success(())) }
+            return nil
+        case .inMemory(let pieces):
+            callbacks.async { bytes?(pieces) }
             return nil
         case .failed(let error):
             callbacks.async { completion(.failure(error)) }

@@ -31,19 +31,10 @@ struct Waiter: Sendable {
     /// `upperBound == Int64.max`: to the end of the file, whatever its size.
     var range: Range<Int64>
     var readAhead: Int64
-    /// Takes the bytes from memory instead of `completion` (`ItemByteSource`), if set.
-    var bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?
+    /// Takes the bytes from memory instead of `completion` (`ItemByteSource`), if set: called
+    /// as soon as all of them have arrived, before they are in the file.
+    var bytes: (@Sendable (BytesInMemory) -> Void)?
     var completion: @Sendable (Result<Void, FetchError>) -> Void
-    /// For `bytes`: the first bytes of `range`, when they came in a piece that ended inside it.
-    var collected: [UInt8] = []
-}
-
-/// How a waiter that takes bytes from memory is answered (`CachedFileState.takeWaiters`).
-enum EarlyBytes {
-    /// This part of the bytes in hand.
-    case slice(Range<Int>)
-    /// What it collected over several pieces.
-    case collected([UInt8])
 }
 
 /// Everything `CachedFile` guards with its lock: what is on disk, what is flushed, the
@@ -59,7 +50,7 @@ struct CachedFileState: Sendable {
     var recent: [StagingBlock] = []
     /// How many blocks `recent` keeps: a sequential reader reads bytes that arrived up to its
     /// read-ahead earlier (OpenFile.maxReadAhead), most of it within this.
-    static let recentBlocks = 12
+    static let recentBlocks = 20
     /// Flushed and claimed in the store.
     var committed = RangeSet()
     /// Written, not yet flushed.
@@ -118,40 +109,16 @@ struct CachedFileState: Sendable {
         return ready
     }
 
-    /// For the waiters that take bytes from memory, `bytes` (in hand, about to be written at
-    /// `arriving`): removes and returns those it completes, with where their bytes are. A waiter
-    /// whose first byte is in it but not its last keeps a copy of its part, and later pieces
-    /// that follow on add to it; a piece that does not follow on drops the copy (the waiter is
-    /// then answered from the cache file). All of one generation: `startNewGeneration` drops
-    /// every copy.
-    mutating func takeWaiters(answerableFrom arriving: Range<Int64>,
-                              bytes: UnsafeRawBufferPointer) -> [(waiter: Waiter, bytes: EarlyBytes)] {
-        guard !waiters.isEmpty else { return [] }
-        var taken: [(waiter: Waiter, bytes: EarlyBytes)] = []
-        for (id, var waiter) in waiters where waiter.bytes != nil {
+    /// Removes and returns the waiters that take bytes from memory whose bytes have all
+    /// arrived in `recent`, each with its bytes.
+    mutating func takeWaitersInMemory() -> [(waiter: Waiter, bytes: BytesInMemory)] {
+        guard !waiters.isEmpty, !recent.isEmpty else { return [] }
+        var taken: [(waiter: Waiter, bytes: BytesInMemory)] = []
+        for (id, waiter) in waiters where waiter.bytes != nil {
             if waiter.range.upperBound == .max && total == nil { continue }
-            let wanted = clamped(waiter.range)
-            guard !wanted.isEmpty else { continue }
-            let next = wanted.lowerBound + Int64(waiter.collected.count)
-            let startsHere = waiter.collected.isEmpty && arriving.contains(next)
-            let followsOn = !waiter.collected.isEmpty && next == arriving.lowerBound
-            guard startsHere || followsOn else {
-                if !waiter.collected.isEmpty { waiters[id]?.collected = [] }
-                continue
-            }
-            let part = Int(next - arriving.lowerBound)..<Int(min(wanted.upperBound, arriving.upperBound) - arriving.lowerBound)
-            if startsHere && wanted.upperBound <= arriving.upperBound {
-                waiters[id] = nil
-                taken.append((waiter, .slice(part)))
-                continue
-            }
-            waiter.collected.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[part]))
-            if wanted.lowerBound + Int64(waiter.collected.count) >= wanted.upperBound {
-                waiters[id] = nil
-                taken.append((waiter, .collected(waiter.collected)))
-            } else {
-                waiters[id] = waiter
-            }
+            guard let pieces = recentPieces(of: clamped(waiter.range)) else { continue }
+            waiters[id] = nil
+            taken.append((waiter, BytesInMemory(pieces: pieces)))
         }
         return taken
     }
@@ -211,7 +178,7 @@ struct CachedFileState: Sendable {
         let id = state.makeID()
         state.waiters[id] = Waiter(range: 0..<2, readAhead: 1, bytes: { _ in }, completion: { _ in })
         _ = state.plan(nearBytes: 1)
-        withUnsafeBytes(of: UInt8(0)) { _ = state.takeWaiters(answerableFrom: 0..<1, bytes: $0) }
+        _ = state.takeWaitersInMemory()
         state.present.insert(0..<2)
         state.unflushed.insert(0..<2)
         _ = state.takeSatisfiedWaiters()
@@ -227,7 +194,6 @@ struct CachedFileState: Sendable {
         unflushed = RangeSet()
         unflushedBytes = 0
         recent = []
-        for id in waiters.keys where !(waiters[id]?.collected.isEmpty ?? true) { waiters[id]?.collected = [] }
     }
 
     /// Bytes of `generation` reached the file: counts them present and unflushed, and returns
@@ -268,10 +234,10 @@ struct CachedFileState: Sendable {
         return wanted.upperBound <= block.unwritten.upperBound
     }
 
-    /// Where in `recent` the bytes of `range` are, in order, if all of them are there and in
-    /// the file (so memory and file agree); nil otherwise.
+    /// Where in `recent` the bytes of `range` are, in order, if all of them arrived there (in
+    /// the file yet or not: the file gets the same bytes); nil otherwise.
     func recentPieces(of range: Range<Int64>) -> [(block: StagingBlock, bytes: Range<Int>)]? {
-        guard !range.isEmpty, !recent.isEmpty, present.contains(range) else { return nil }
+        guard !range.isEmpty, !recent.isEmpty else { return nil }
         var pieces: [(block: StagingBlock, bytes: Range<Int>)] = []
         var offset = range.lowerBound
         while offset < range.upperBound {
@@ -283,3 +249,4 @@ struct CachedFileState: Sendable {
         return pieces
     }
 }
+

@@ -85,30 +85,28 @@ public protocol ItemByteSource: Sendable {
     ) -> any FetchTicket
 
     /// `whenAvailable`, for a reader that can take the bytes from memory (with `bytes`; `nil`
-    /// is the plain `whenAvailable`): when all of `range`
-    /// arrives from the origin (in one piece or in pieces that follow on, all of one version of
-    /// the file), `bytes` is called with them (cut at the end of the file) before the last piece
-    /// is written to the cache file, and `completion` is not called. Otherwise (some bytes were
-    /// in the cache file already) `completion` is, as by `whenAvailable`. Exactly one of the two
-    /// runs, once, on an engine thread; `bytes` must copy what it keeps before it returns.
+    /// is the plain `whenAvailable`): when all of `range` (cut at the end of the file) has
+    /// arrived from the origin and is still in memory, `bytes` is called with it, whether or
+    /// not it is in the cache file yet, and `completion` is not called. Otherwise (some bytes
+    /// are only in the cache file) `completion` is, as by `whenAvailable`. Exactly one of the
+    /// two runs, once, on an engine thread (the transfer's own: a long task belongs elsewhere).
     ///
-    /// Making and writing a new cache file (0.2–1 ms on a busy disk) then no longer holds up a
-    /// first read. The bytes are claimed in the store only once written and flushed, as ever.
+    /// A reader at the edge of a stream then never makes the engine write a part-filled block
+    /// early, and a first read is not held up by the making and writing of a new cache file
+    /// (0.2–1 ms on a busy disk). The bytes are claimed in the store only once written and
+    /// flushed, as ever.
     @discardableResult
     func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
         deadline: ContinuousClock.Instant,
-        bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
+        bytes: (@Sendable (BytesInMemory) -> Void)?,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket
 
-    /// Calls `body` with the bytes of `range` if they are in the cache file and also still in
-    /// memory (they arrived moments ago), and returns true; else returns false and the front
-    /// end reads the cache file. Bytes written to the file past the page cache would otherwise
-    /// be read back from the disk. `body` gets the bytes in order, in one or more pieces,
-    /// valid only while it runs. Fast (memory only), never blocks on I/O.
-    func withBytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange,
-                           _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool
+    /// The bytes of `range` if they are all still in memory (they arrived moments ago; the
+    /// file's copy may be on the disk only, written past the page cache), else nil: the front
+    /// end then reads the cache file. Fast (memory only), never blocks on I/O.
+    func bytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange) -> BytesInMemory?
 
     /// A reader opened the file and will most likely read its start next (players, `file`,
     /// `cat` all do): its first bytes are fetched now, while the open is answered, rather than
@@ -136,7 +134,7 @@ extension ItemByteSource {
     public func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
         deadline: ContinuousClock.Instant,
-        bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
+        bytes: (@Sendable (BytesInMemory) -> Void)?,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
         whenAvailable(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline,
@@ -147,8 +145,7 @@ extension ItemByteSource {
 
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {}
 
-    public func withBytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange,
-                                  _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool { false }
+    public func bytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange) -> BytesInMemory? { nil }
 
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? { nil }
 }

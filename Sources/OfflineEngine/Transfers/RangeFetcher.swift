@@ -135,7 +135,7 @@ public final class RangeFetcher: ItemByteSource {
     public func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
         deadline: ContinuousClock.Instant,
-        bytes: (@Sendable (UnsafeRawBufferPointer) -> Void)?,
+        bytes: (@Sendable (BytesInMemory) -> Void)?,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
         let cached: CachedFile
@@ -150,10 +150,8 @@ public final class RangeFetcher: ItemByteSource {
         return Ticket(file: cached, waiterID: id)
     }
 
-    public func withBytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange,
-                                  _ body: ([UnsafeRawBufferPointer]) -> Void) -> Bool {
-        guard let cached = files.withLock({ $0[FileID(itemID: itemID, key: file)] }) else { return false }
-        return cached.withRecentBytes(range.start..<range.end, body)
+    public func bytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange) -> BytesInMemory? {
+        files.withLock { $0[FileID(itemID: itemID, key: file)] }?.bytesInMemory(range.start..<range.end)
     }
 
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
