@@ -294,14 +294,15 @@ extension CachedFile {
     /// Writes out every block's bytes not in the file yet (before a flush): those gathering
     /// for a fetch now, and full ones queued for their own write are waited for.
     func writeOutStaged() {
-        let queued = blockWrites != nil
-        let (gathering, full) = state.withLock { s in
-            let unwritten = s.recent.filter { !$0.isWhollyWritten }
-            return (unwritten.filter { !queued || $0.to < StagingBlock.size }, unwritten.contains { queued && $0.to == StagingBlock.size })
+        let unwritten = state.withLock { s in s.recent.filter { !$0.isWhollyWritten } }
+        guard let blockWrites else {
+            for block in unwritten { writeOut(block) }
+            return
         }
-        for block in gathering { writeOut(block) }
-        // Not written the plain way here: that would undo what the queued write is for.
-        if full { blockWrites?.sync {} }
+        // A full block is queued for its own write; written the plain way here, it would go
+        // through the page cache that the queued write is there to avoid.
+        for block in unwritten where block.to < StagingBlock.size { writeOut(block) }
+        if unwritten.contains(where: { $0.to == StagingBlock.size }) { blockWrites.sync {} }
     }
 
     /// Bytes of `generation` reached the file: they are present, waiters they complete are

@@ -83,7 +83,7 @@ final class CachedFile: Sendable {
 
     /// The bytes of `range` if all of them are still in memory (they arrived recently), else nil.
     func bytesInMemory(_ range: Range<Int64>) -> BytesInMemory? {
-        state.withLock { $0.recentPieces(of: range) }.map(BytesInMemory.init(pieces:))
+        state.withLock { $0.bytesInMemory(range) }
     }
 
     /// Lets go of the blocks kept for readers whose bytes are all in the file (nobody reads
@@ -101,9 +101,7 @@ final class CachedFile: Sendable {
         // to the file now (the fetch may stall before the block fills).
         enum Outcome { case ready, inMemory(BytesInMemory), failed(FetchError), waiting(Int, [Int], gathered: [StagingBlock]) }
         let outcome: Outcome = state.withLock { s in
-            if bytes != nil, range.upperBound != .max || s.total != nil, let pieces = s.recentPieces(of: s.clamped(range)) {
-                return .inMemory(BytesInMemory(pieces: pieces))
-            }
+            if bytes != nil, let inMemory = s.bytesInMemory(range) { return .inMemory(inMemory) }
             if s.isSatisfied(range) { return .ready }
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()

@@ -115,10 +115,9 @@ struct CachedFileState: Sendable {
         guard !waiters.isEmpty, !recent.isEmpty else { return [] }
         var taken: [(waiter: Waiter, bytes: BytesInMemory)] = []
         for (id, waiter) in waiters where waiter.bytes != nil {
-            if waiter.range.upperBound == .max && total == nil { continue }
-            guard let pieces = recentPieces(of: clamped(waiter.range)) else { continue }
+            guard let bytes = bytesInMemory(waiter.range) else { continue }
             waiters[id] = nil
-            taken.append((waiter, BytesInMemory(pieces: pieces)))
+            taken.append((waiter, bytes))
         }
         return taken
     }
@@ -232,6 +231,13 @@ struct CachedFileState: Sendable {
         let wanted = clamped(range)
         guard !block.isWhollyWritten, wanted.overlaps(block.unwritten) else { return false }
         return wanted.upperBound <= block.unwritten.upperBound
+    }
+
+    /// All of `range` (cut at the end of the file) from `recent`, if it has arrived there;
+    /// nil otherwise, and for a range to the end of a file of unknown size.
+    func bytesInMemory(_ range: Range<Int64>) -> BytesInMemory? {
+        if range.upperBound == .max && total == nil { return nil }
+        return recentPieces(of: clamped(range)).map(BytesInMemory.init(pieces:))
     }
 
     /// Where in `recent` the bytes of `range` are, in order, if all of them arrived there (in
