@@ -16,6 +16,7 @@ static struct {
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *);
     CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_pause)(CURL *, int);
     const char *(*easy_strerror)(CURLcode);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
@@ -55,6 +56,7 @@ static void load(void) {
     curl.easy_init = symbol(library, "curl_easy_init");
     curl.easy_cleanup = symbol(library, "curl_easy_cleanup");
     curl.easy_perform = symbol(library, "curl_easy_perform");
+    curl.easy_pause = symbol(library, "curl_easy_pause");
     curl.easy_strerror = symbol(library, "curl_easy_strerror");
     curl.easy_setopt = symbol(library, "curl_easy_setopt");
     curl.easy_getinfo = symbol(library, "curl_easy_getinfo");
@@ -79,6 +81,7 @@ static void load(void) {
 CURL *ccurl_easy_init(void) { return CURL_API->easy_init(); }
 void ccurl_easy_cleanup(CURL *handle) { CURL_API->easy_cleanup(handle); }
 CURLcode ccurl_easy_perform(CURL *handle) { return CURL_API->easy_perform(handle); }
+CURLcode ccurl_easy_pause(CURL *handle, int bitmask) { return CURL_API->easy_pause(handle, bitmask); }
 const char *ccurl_easy_strerror(CURLcode code) { return CURL_API->easy_strerror(code); }
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *string) {
     return CURL_API->slist_append(list, string);

@@ -52,7 +52,7 @@ public struct HTTPClient: Sendable {
                     }
                     transfer.onBody = { bytes in
                         pending.body.append(contentsOf: bytes)
-                        return true
+                        return .accept
                     }
                     running[transfer.easy.handle] = pending
                     multi.add(transfer.easy)

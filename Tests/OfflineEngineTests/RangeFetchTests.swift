@@ -33,7 +33,8 @@ import Testing
         #expect(results.value.allSatisfy { if case .success = $0 { true } else { false } })
         let requests = fixture.origin.requests(for: "/v.mp4")
         #expect(requests.count == 1, "\(requests)")
-        #expect(requests.first?.header("range") == "bytes=0-1114111")
+        // (the first reader streams, with its 1 MiB read-ahead: its fetch asks for the rest of the file)
+        #expect(requests.first?.header("range") == "bytes=0-")
         for range in ranges {
             #expect(try fixture.cachedBytes(item, range) == GeneratedBytes(size: size, seed: 9).bytes(in: range))
         }

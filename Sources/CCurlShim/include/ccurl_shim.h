@@ -9,6 +9,8 @@
 CURL *ccurl_easy_init(void);
 void ccurl_easy_cleanup(CURL *handle);
 CURLcode ccurl_easy_perform(CURL *handle);
+/// `curl_easy_pause`: only on the thread driving the handle (from inside its callbacks too).
+CURLcode ccurl_easy_pause(CURL *handle, int bitmask);
 const char *ccurl_easy_strerror(CURLcode code);
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *string);
 void ccurl_slist_free_all(struct curl_slist *list);

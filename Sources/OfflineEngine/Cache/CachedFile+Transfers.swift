@@ -7,20 +7,34 @@ import Synchronization
 /// writing bodies, and what a finished transfer means for the waiters. Every callback here
 /// runs on the transfer loop's thread.
 extension CachedFile {
+    /// Carries out what `CachedFileState.plan` decided: starts the new fetches' transfers,
+    /// resumes the paused ones it allowed further, and ends the ones nobody wants more of.
+    func apply(_ changes: FetchChanges) {
+        startFetches(changes.created)
+        changes.resumed.forEach(loop.resume)
+        changes.retired.forEach(loop.cancel)
+    }
+
     /// Starts the HTTP transfers for fetches `plan` created.
-    func startFetches(_ ids: [Int]) {
+    private func startFetches(_ ids: [Int]) {
         for id in ids {
-            guard let request = state.withLock({ s in s.fetches[id].map { makeRequest($0, validator: s.validator) } }) else {
+            // The handle is the fetch's before its transfer starts: its callbacks may pause it
+            // (and `plan` resume it) before `start` returns.
+            let handle = loop.makeHandle()
+            guard let request = state.withLock({ s -> HTTPRequest? in
+                guard let fetch = s.fetches[id] else { return nil }
+                s.fetches[id]?.handle = handle
+                return makeRequest(fetch, validator: s.validator)
+            }) else {
                 continue
             }
-            let handle = loop.start(request, TransferCallbacks(
+            loop.start(request, TransferCallbacks(
                 head: { [self] status, headers in head(id, status: status, headers: headers) },
                 body: { [self] bytes in receive(id, bytes) },
-                complete: { [self] error in complete(id, error) }))
+                complete: { [self] error in complete(id, error) }), as: handle)
             let cancelNow = state.withLock { s -> Bool in
-                guard s.fetches[id] != nil else { return false }
-                s.fetches[id]?.handle = handle
-                return s.fetches[id]?.failure != nil
+                guard let fetch = s.fetches[id] else { return false }
+                return fetch.failure != nil || fetch.reachedStop
             }
             if cancelNow { loop.cancel(handle) }
         }
@@ -153,48 +167,93 @@ extension CachedFile {
 
     // MARK: - Body
 
-    func receive(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    func receive(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> BodyReply {
         let target = state.withLock { s -> (offset: Int64, count: Int, generation: Int)? in
             guard let fetch = s.fetches[id], s.isLive(fetch), fetch.validated else { return nil }
-            let room = max(0, s.limit(fetch) - fetch.cursor)
+            let room = max(0, min(s.limit(fetch), fetch.allowance) - fetch.cursor)
             return (fetch.cursor, Int(min(Int64(bytes.count), room)), s.generation)
         }
-        guard let target else { return false }
+        guard let target else { return .stop }
         do {
             try stage(id, UnsafeRawBufferPointer(rebasing: bytes[0..<target.count]), at: target.offset,
                       generation: target.generation)
         } catch {
             failWrites(Self.writeFailure(error, path: file.path))
-            return false
+            return .stop
         }
         // Readers that take bytes from memory and now have all of theirs are answered from the
         // blocks. Bytes gathered in a block reach the file when it fills or its fetch ends;
         // sooner when another waiter needs them there (a slow origin) or a flush comes.
-        let (keepGoing, answered, spill, flushAfter) = state.withLock {
-            s -> (Bool, [(waiter: Waiter, bytes: BytesInMemory)], StagingBlock?, Duration?) in
-            guard s.generation == target.generation, var fetch = s.fetches[id], fetch.failure == nil else { return (false, [], nil, nil) }
-            fetch.cursor = target.offset + Int64(target.count)
-            if fetch.cursor >= s.limit(fetch) { fetch.reachedStop = true }
-            s.fetches[id] = fetch
-            let answered = s.takeWaitersInMemory()
+        struct Outcome {
+            var reply: BodyReply = .stop
+            var answered: [(waiter: Waiter, bytes: BytesInMemory)] = []
             var spill: StagingBlock?
             var flushAfter: Duration?
+            /// It paused (this many times now), or was allowed further while it decided to.
+            var pausedAs: Int?
+            var resumeAt: TransferHandle?
+        }
+        let outcome = state.withLock { s -> Outcome in
+            guard s.generation == target.generation, var fetch = s.fetches[id], fetch.failure == nil else { return Outcome() }
+            var outcome = Outcome(reply: .more)
+            fetch.cursor = target.offset + Int64(target.count)
+            if fetch.cursor >= s.limit(fetch) { fetch.reachedStop = true }
+            if target.count < bytes.count {
+                if fetch.reachedStop {
+                    // More bytes than wanted: this fetch is done (a later fetch has the rest).
+                    outcome.reply = .stop
+                } else {
+                    // As far ahead as its readers want: the rest waits in the connection.
+                    fetch.paused = true
+                    fetch.pauses += 1
+                    outcome.pausedAs = fetch.pauses
+                    outcome.reply = .pause(taken: target.count)
+                    if fetch.allowance > fetch.cursor {
+                        // Allowed further while this piece was staged: on at once.
+                        fetch.paused = false
+                        outcome.resumeAt = fetch.handle
+                    }
+                }
+            }
+            s.fetches[id] = fetch
+            outcome.answered = s.takeWaitersInMemory()
             if let block = fetch.block, !block.isWhollyWritten {
                 if fetch.reachedStop || s.waiters.values.contains(where: { s.completes($0.range, block) }) {
-                    spill = block
+                    outcome.spill = block
                 } else if !s.flushScheduled {
                     // The flush writes out what gathered by then (`flush(_:)`).
                     s.flushScheduled = true
-                    flushAfter = settings.flushInterval
+                    outcome.flushAfter = settings.flushInterval
                 }
             }
-            // More bytes than wanted: this fetch is done (a later fetch has the rest).
-            return (target.count == bytes.count, answered, spill, flushAfter)
+            return outcome
         }
-        for (waiter, bytes) in answered { waiter.bytes?(bytes) }
-        if let flushAfter { flusher.schedule(self, after: flushAfter) }
-        if let spill, !writeOut(spill) { return false }
-        return keepGoing
+        for (waiter, bytes) in outcome.answered { waiter.bytes?(bytes) }
+        if let flushAfter = outcome.flushAfter { flusher.schedule(self, after: flushAfter) }
+        if let handle = outcome.resumeAt { loop.resume(handle) }
+        if let pause = outcome.pausedAs, outcome.resumeAt == nil {
+            callbacks.asyncAfter(deadline: .now() + Self.dispatchInterval(settings.pausedFetchLimit)) { [self] in
+                retireIfStillPaused(id, pause: pause)
+            }
+        }
+        if let spill = outcome.spill, !writeOut(spill) { return .stop }
+        return outcome.reply
+    }
+
+    /// Ends fetch `id` if it is still in the pause it made for the `pause`th time: its reader
+    /// stopped or went elsewhere.
+    private func retireIfStillPaused(_ id: Int, pause: Int) {
+        var changes = FetchChanges()
+        state.withLock { s in
+            guard let fetch = s.fetches[id], fetch.paused, fetch.pauses == pause else { return }
+            s.retire(id, &changes)
+        }
+        apply(changes)
+    }
+
+    static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(Int(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
     }
 
     /// Copies arriving bytes into the fetch's staging blocks, writing each block out as it
@@ -327,17 +386,20 @@ extension CachedFile {
         if let block = state.withLock({ s in s.fetches[id]?.block }) { writeOut(block) }
         var failed: [(Waiter, FetchError)] = []
         var ready: [Waiter] = []
-        var starts: [Int] = []
+        var changes = FetchChanges()
         state.withLock { s in
             guard let fetch = s.fetches.removeValue(forKey: id) else { return }
             if fetch.generation == s.generation {
                 var failure: FetchError?
+                /// The connection ended before the fetch's stop.
+                var cutShort = false
                 if fetch.reachedStop {
                     failure = nil
                 } else if let reason = fetch.failure {
                     failure = reason
                 } else if let error {
                     failure = Self.fetchError(error)
+                    cutShort = error.code != .cancelled
                 } else if !fetch.validated {
                     failure = FetchError(.originError, "\(origin.url): no usable response", reason: .network)
                 } else if s.limit(fetch) == .max {
@@ -345,7 +407,12 @@ extension CachedFile {
                 } else if fetch.cursor < s.limit(fetch) {
                     failure = FetchError(.unavailable, "\(origin.url): body ended at byte \(fetch.cursor), expected \(s.limit(fetch))",
                                          reason: .network)
+                    cutShort = true
                 }
+                // A fetch that paused for its reader left its connection idle, which origins
+                // close after a while: the bytes still wanted get a new fetch (`plan`, below),
+                // which fails its waiters if the origin is really gone.
+                if cutShort && fetch.pauses > 0 { failure = nil }
                 if let failure {
                     let lost = fetch.cursor..<max(fetch.cursor, s.limit(fetch))
                     for (waiterID, waiter) in s.waiters where !s.isSatisfied(waiter.range) && s.clamped(waiter.range).overlaps(lost) {
@@ -357,9 +424,9 @@ extension CachedFile {
                 }
             }
             ready = s.takeSatisfiedWaiters()
-            starts = s.plan(nearBytes: settings.nearBytes)
+            changes = s.plan(settings)
         }
-        startFetches(starts)
+        apply(changes)
         for waiter in ready { waiter.completion(.success(())) }
         for (waiter, failure) in failed { waiter.completion(.failure(failure)) }
     }

@@ -99,14 +99,14 @@ final class CachedFile: Sendable {
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
         // `gathered`: blocks holding bytes that arrived but are not in the file yet, which go
         // to the file now (the fetch may stall before the block fills).
-        enum Outcome { case ready, inMemory(BytesInMemory), failed(FetchError), waiting(Int, [Int], gathered: [StagingBlock]) }
+        enum Outcome { case ready, inMemory(BytesInMemory), failed(FetchError), waiting(Int, FetchChanges, gathered: [StagingBlock]) }
         let outcome: Outcome = state.withLock { s in
             if bytes != nil, let inMemory = s.bytesInMemory(range) { return .inMemory(inMemory) }
             if s.isSatisfied(range) { return .ready }
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()
             s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), bytes: bytes, completion: completion)
-            return .waiting(id, s.plan(nearBytes: settings.nearBytes),
+            return .waiting(id, s.plan(settings),
                             gathered: s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) })
         }
         switch outcome {
@@ -119,15 +119,13 @@ final class CachedFile: Sendable {
         case .failed(let error):
             callbacks.async { completion(.failure(error)) }
             return nil
-        case .waiting(let id, let fetches, let gathered):
+        case .waiting(let id, let changes, let gathered):
             for block in gathered { writeOut(block) }
-            startFetches(fetches)
+            apply(changes)
             if let deadline {
                 let seconds = deadline - .now
                 if seconds < .seconds(86_400) {
-                    let (whole, atto) = seconds.components
-                    let nanos = max(0, whole * 1_000_000_000 + atto / 1_000_000_000)
-                    callbacks.asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { [self] in
+                    callbacks.asyncAfter(deadline: .now() + Self.dispatchInterval(seconds)) { [self] in
                         endWait(id, FetchError(.timedOut, "bytes of item \(itemID) did not arrive in time", reason: .timeout))
                     }
                 }

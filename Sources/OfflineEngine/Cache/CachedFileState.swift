@@ -14,6 +14,18 @@ struct Fetch: Sendable {
     var cursor: Int64
     /// It stops writing here (a later fetch took over the rest, or the file ends).
     var stop: Int64
+    /// It writes up to here, then pauses until a reader wants more (a streaming reader's
+    /// fetch, `FetchSettings.streamBytes`); at or past `stop`: it never pauses.
+    var allowance: Int64
+    /// Asked for more than its reader wanted at first (`FetchSettings.streamBytes`): it serves
+    /// that reader's later wishes too, up to its allowance however far that is ahead.
+    var streams: Bool { askedEnd > firstAllowance }
+    let firstAllowance: Int64
+    /// Paused at its allowance: the transfer loop holds the connection unread.
+    var paused = false
+    /// Times it paused (which pause an idle check is about; a fetch that paused may find
+    /// that the origin gave up on the idle connection).
+    var pauses = 0
     /// The response head passed every check.
     var validated = false
     var reachedStop = false
@@ -24,6 +36,14 @@ struct Fetch: Sendable {
 
     /// Its bytes from here on are not in the file yet: gathered in `block`, or still to come.
     var unwrittenFrom: Int64 { block.map { $0.unwritten.lowerBound } ?? cursor }
+}
+
+/// What `CachedFileState.plan` changed: fetches to start, paused ones to resume, and
+/// paused ones that are no longer wanted (to cancel; they end as if done).
+struct FetchChanges {
+    var created: [Int] = []
+    var resumed: [TransferHandle] = []
+    var retired: [TransferHandle] = []
 }
 
 /// A reader (or a download) waiting for bytes.
@@ -123,15 +143,20 @@ struct CachedFileState: Sendable {
     }
 
     /// Makes sure every byte some waiter still lacks is on its way: bytes close ahead of a
-    /// running fetch wait for it; bytes far ahead split it (it stops there, a new fetch takes
-    /// the rest); bytes nobody fetches get a fetch up to the next held byte (plus the
-    /// waiter's read-ahead). Returns the ids of the fetches it created.
-    mutating func plan(nearBytes: Int64) -> [Int] {
-        guard writeError == nil else { return [] }
-        var created: [Int] = []
+    /// running fetch wait for it (allowed that far, resumed if paused); bytes far ahead split
+    /// it (it stops there, a new fetch takes the rest); bytes nobody fetches get a fetch up to
+    /// the next held byte. A waiter that wants `settings.streamBytes` or more (its range and
+    /// read-ahead) gets a streaming fetch: asked to that next held byte, allowed to its range
+    /// plus read-ahead; others get exactly their range plus read-ahead.
+    mutating func plan(_ settings: FetchSettings) -> FetchChanges {
+        guard writeError == nil else { return FetchChanges() }
+        var changes = FetchChanges()
         for id in waiters.keys.sorted() {
             guard let waiter = waiters[id] else { continue }
             for gap in present.gaps(in: clamped(waiter.range)) {
+                // How far this waiter wants bytes to come.
+                var wanted = gap.upperBound == .max ? Int64.max : gap.upperBound.addingReportingOverflow(waiter.readAhead).partialValue
+                if wanted < gap.upperBound { wanted = .max }
                 var offset = gap.lowerBound
                 while offset < gap.upperBound {
                     // Arrived, on its way to the file (a block queued for its write).
@@ -141,33 +166,59 @@ struct CachedFileState: Sendable {
                     }
                     if let (fetchID, fetch) = fetches.first(where: { isLive($0.value) && $0.value.unwrittenFrom <= offset && offset < limit($0.value) }) {
                         let end = limit(fetch)
-                        // Bytes it gathered and has not written yet count as close ahead.
-                        if offset - fetch.cursor <= nearBytes {
+                        // Bytes it gathered and has not written yet count as close ahead; so
+                        // do the bytes a streaming fetch's reader asked for before (the fetch
+                        // may be behind the reader's read-ahead by more than `nearBytes`).
+                        if offset - fetch.cursor <= settings.nearBytes || (fetch.streams && offset <= fetch.allowance) {
+                            allow(fetchID, upTo: min(wanted, end), &changes)
                             offset = end
                             continue
                         }
-                        // A seek far ahead: the running fetch stops where the new one starts.
-                        fetches[fetchID]?.stop = offset
-                        created.append(addFetch(from: offset, to: end))
+                        // A seek far ahead: the running fetch stops where the new one starts,
+                        // or where it would pause (nobody wants the bytes after that).
+                        let stop = min(offset, max(fetch.cursor, fetch.allowance))
+                        fetches[fetchID]?.stop = stop
+                        if fetch.paused && fetch.cursor >= stop { retire(fetchID, &changes) }
+                        changes.created.append(addFetch(from: offset, to: end, allowance: min(wanted, end)))
                         offset = end
                         continue
                     }
-                    var end = gap.upperBound == .max ? Int64.max : gap.upperBound.addingReportingOverflow(waiter.readAhead).partialValue
-                    if end < gap.upperBound { end = .max }
-                    if let held = present.nextHeld(atOrAfter: offset) { end = min(end, held) }
-                    for fetch in fetches.values where isLive(fetch) && fetch.unwrittenFrom > offset { end = min(end, fetch.unwrittenFrom) }
-                    if let total { end = min(end, total) }
-                    created.append(addFetch(from: offset, to: end))
-                    offset = end
+                    var stop = wanted - offset >= settings.streamBytes ? Int64.max : wanted
+                    if let held = present.nextHeld(atOrAfter: offset) { stop = min(stop, held) }
+                    for fetch in fetches.values where isLive(fetch) && fetch.unwrittenFrom > offset { stop = min(stop, fetch.unwrittenFrom) }
+                    if let total { stop = min(stop, total) }
+                    changes.created.append(addFetch(from: offset, to: stop, allowance: min(wanted, stop)))
+                    offset = min(wanted, stop)
                 }
             }
         }
-        return created
+        return changes
     }
 
-    private mutating func addFetch(from start: Int64, to end: Int64) -> Int {
+    /// Lets a fetch write up to `end` at least, resuming it if it paused.
+    private mutating func allow(_ id: Int, upTo end: Int64, _ changes: inout FetchChanges) {
+        guard var fetch = fetches[id], fetch.allowance < end else { return }
+        fetch.allowance = end
+        if fetch.paused, let handle = fetch.handle {
+            fetch.paused = false
+            changes.resumed.append(handle)
+        }
+        fetches[id] = fetch
+    }
+
+    /// Ends a paused fetch nobody wants more of, as if it had reached its stop.
+    mutating func retire(_ id: Int, _ changes: inout FetchChanges) {
+        guard var fetch = fetches[id], !fetch.reachedStop else { return }
+        fetch.reachedStop = true
+        fetch.stop = min(fetch.stop, fetch.cursor)
+        fetches[id] = fetch
+        if let handle = fetch.handle { changes.retired.append(handle) }
+    }
+
+    private mutating func addFetch(from start: Int64, to end: Int64, allowance: Int64) -> Int {
         let id = makeID()
-        fetches[id] = Fetch(generation: generation, start: start, askedEnd: end, cursor: start, stop: end)
+        fetches[id] = Fetch(generation: generation, start: start, askedEnd: end, cursor: start, stop: end,
+                            allowance: allowance, firstAllowance: allowance)
         return id
     }
 
@@ -176,7 +227,7 @@ struct CachedFileState: Sendable {
         var state = CachedFileState()
         let id = state.makeID()
         state.waiters[id] = Waiter(range: 0..<2, readAhead: 1, bytes: { _ in }, completion: { _ in })
-        _ = state.plan(nearBytes: 1)
+        _ = state.plan(FetchSettings())
         _ = state.takeWaitersInMemory()
         state.present.insert(0..<2)
         state.unflushed.insert(0..<2)

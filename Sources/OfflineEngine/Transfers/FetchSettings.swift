@@ -23,10 +23,20 @@ public struct FetchSettings: Sendable {
     /// the cache files past the page cache (`StagingBlock`); 0: written as they come, through
     /// the page cache. 40: four readers streaming at once keep about their read-ahead each.
     public var stagingBlocks: Int
+    /// A reader that wants this many bytes at once or more (its read plus its read-ahead)
+    /// streams: its fetch asks the origin for the rest of the file and pauses whenever it is
+    /// as far ahead as the reader wants, until the reader wants more. One transfer then
+    /// serves the whole read, with no new request (and its round trip and slow start) per
+    /// read-ahead window. Smaller reads (random access) ask for exactly what they need.
+    public var streamBytes: Int64
+    /// A fetch paused this long for its reader ends (the reader stopped or went elsewhere);
+    /// origins close idle connections too, after a minute or so.
+    public var pausedFetchLimit: Duration
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
                 flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 384 << 10,
-                maxRestarts: Int = 3, stagingBlocks: Int = 40) {
+                maxRestarts: Int = 3, stagingBlocks: Int = 40, streamBytes: Int64 = 384 << 10,
+                pausedFetchLimit: Duration = .seconds(15)) {
         self.timeouts = timeouts
         self.flushBytes = flushBytes
         self.flushInterval = flushInterval
@@ -34,5 +44,7 @@ public struct FetchSettings: Sendable {
         self.firstWindow = firstWindow
         self.maxRestarts = maxRestarts
         self.stagingBlocks = stagingBlocks
+        self.streamBytes = streamBytes
+        self.pausedFetchLimit = pausedFetchLimit
     }
 }

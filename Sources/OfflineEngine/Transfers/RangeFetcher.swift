@@ -208,6 +208,15 @@ public final class RangeFetcher: ItemByteSource {
         readers.withLock { $0.counts[itemID] != nil }
     }
 
+    /// The fetches filling a file now: where each will write next and whether it is paused
+    /// for its reader (tests; `CachedFileState.plan`).
+    func fetchPositions(itemID: Int64, file: CacheFileKey) -> [(cursor: Int64, paused: Bool)] {
+        guard let cached = files.withLock({ $0[FileID(itemID: itemID, key: file)] }) else { return [] }
+        return cached.state.withLock { s in
+            s.fetches.values.sorted { $0.start < $1.start }.map { (cursor: $0.cursor, paused: $0.paused) }
+        }
+    }
+
     // MARK: - For downloads and the scheduler
 
     /// Bytes written, bytes durable, and the file's size when known.

@@ -77,6 +77,12 @@ final class CurlEasy {
         return String(cString: value)
     }
 
+    /// Stops or restarts receiving (`curl_easy_pause`); only on the thread driving the handle.
+    /// Restarting may call the write callback before it returns, with bytes libcurl held.
+    func pauseReceiving(_ paused: Bool) {
+        _ = ccurl_easy_pause(handle, paused ? CURLPAUSE_RECV : CURLPAUSE_CONT)
+    }
+
     /// Runs the transfer on the calling thread (blocking).
     func perform() -> CURLcode {
         ccurl_easy_perform(handle)

@@ -12,8 +12,19 @@ final class CurlTransfer {
 
     /// Called once with the final response's status and headers; returning false aborts.
     var onHead: ((Int, HTTPHeaders) -> Bool)?
-    /// Called with each chunk of body bytes; returning false aborts.
-    var onBody: ((UnsafeRawBufferPointer) -> Bool)?
+    /// Called with each chunk of body bytes; says what became of it.
+    var onBody: ((UnsafeRawBufferPointer) -> BodyAction)?
+
+    /// What the body callback did with a chunk.
+    enum BodyAction {
+        /// Took all of it.
+        case accept
+        /// Took none of it: libcurl pauses the transfer and hands the chunk over again once
+        /// it is resumed (`CurlEasy.pauseReceiving(false)`).
+        case pause
+        /// The transfer must stop.
+        case abort
+    }
 
     private(set) var status = 0
     private(set) var headers = HTTPHeaders()
@@ -96,7 +107,11 @@ final class CurlTransfer {
             guard let buffer, let context else { return 0 }
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
             let length = size * count
-            return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
+            switch transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: length)) {
+            case .accept: return length
+            case .pause: return Int(CURL_WRITEFUNC_PAUSE)
+            case .abort: return 0
+            }
         })
         try easy.set(CURLOPT_PREREQDATA, pointer: unmanagedSelf)
         try easy.setPrereq { context, primaryIP, _, _, _ in
@@ -119,20 +134,21 @@ final class CurlTransfer {
         }
     }
 
-    private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyAction {
         deliverHeadIfNeeded()
-        if abortReason != nil { return false }
-        bodyBytesReceived += Int64(bytes.count)
-        if let cap = request.maxBodyBytes, bodyBytesReceived > cap {
+        if abortReason != nil { return .abort }
+        if let cap = request.maxBodyBytes, bodyBytesReceived + Int64(bytes.count) > cap {
             // libcurl 7.88 ignores MAXFILESIZE when the size is not announced.
             abort(HTTPError(.tooLarge, "\(request.url): body exceeds \(cap) bytes"))
-            return false
+            return .abort
         }
-        if let onBody, !onBody(bytes) {
-            abort(HTTPError(.cancelled, "\(request.url): transfer stopped by its consumer"))
-            return false
+        let action = onBody?(bytes) ?? .accept
+        switch action {
+        case .accept: bodyBytesReceived += Int64(bytes.count)
+        case .pause: break  // the same bytes come again
+        case .abort: abort(HTTPError(.cancelled, "\(request.url): transfer stopped by its consumer"))
         }
-        return true
+        return action
     }
 
     private func deliverHeadIfNeeded() {

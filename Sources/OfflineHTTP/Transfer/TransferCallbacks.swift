@@ -1,5 +1,18 @@
 import Synchronization
 
+/// What a consumer did with a chunk of body bytes (`TransferCallbacks.body`).
+public enum BodyReply: Sendable, Equatable {
+    /// Took all of them; more are welcome.
+    case more
+    /// The transfer must stop (`complete` then gets `.cancelled`; the consumer knows whether
+    /// that was a success).
+    case stop
+    /// Took the first `taken` bytes and wants no more for now: the loop keeps the rest and
+    /// stops reading the connection (the origin is held back by TCP) until
+    /// `TransferLoop.resume`, which hands the kept bytes over first.
+    case pause(taken: Int)
+}
+
 /// What a `TransferLoop` calls while one transfer runs. Every callback runs on the loop's
 /// thread, in order: `head` once (before any body byte, or at the end for an empty body),
 /// `body` for each chunk, `complete` exactly once. Callbacks must not block: every other
@@ -8,15 +21,14 @@ public struct TransferCallbacks: Sendable {
     /// The final response's status and headers (after redirects). Returning false refuses
     /// the response: the transfer stops and `complete` gets a `.cancelled` error.
     public var head: @Sendable (_ status: Int, _ headers: HTTPHeaders) -> Bool
-    /// A chunk of body bytes, valid only during the call. Returning false stops the transfer
-    /// (`complete` then gets `.cancelled`); the consumer knows whether that was a success.
-    public var body: @Sendable (_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// A chunk of body bytes, valid only during the call.
+    public var body: @Sendable (_ bytes: UnsafeRawBufferPointer) -> BodyReply
     /// The end: nil when the exchange finished normally (any status), else why it did not.
     public var complete: @Sendable (_ error: HTTPError?) -> Void
 
     public init(
         head: @escaping @Sendable (_ status: Int, _ headers: HTTPHeaders) -> Bool = { _, _ in true },
-        body: @escaping @Sendable (_ bytes: UnsafeRawBufferPointer) -> Bool,
+        body: @escaping @Sendable (_ bytes: UnsafeRawBufferPointer) -> BodyReply,
         complete: @escaping @Sendable (_ error: HTTPError?) -> Void
     ) {
         self.head = head

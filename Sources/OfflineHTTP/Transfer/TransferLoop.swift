@@ -36,6 +36,7 @@ public final class TransferLoop: Sendable {
     private struct Commands: Sendable {
         var starts: [Start] = []
         var cancels: [UInt64] = []
+        var resumes: [UInt64] = []
         var stopping = false
         var stopped = false
         /// The loop thread starts on the first transfer, so a process can create the loop,
@@ -69,7 +70,21 @@ public final class TransferLoop: Sendable {
         /// slower than the system calls it saved).
         private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: Active.bufferSize, alignment: 16)
         private var pendingCount = 0
-        /// The consumer refused a piece handed on after a turn: the transfer must stop.
+        /// Bytes taken from libcurl that the consumer left when it paused; handed over first
+        /// when it resumes.
+        private var kept: [UInt8] = []
+        /// The consumer paused the transfer: it gets no bytes until `resume`.
+        private(set) var paused = false
+        /// libcurl was told to stop receiving (a write callback answered pause, or `applyPause`).
+        private var curlPaused = false
+        /// libcurl finished while the consumer was paused with bytes kept: how it ended waits
+        /// for them to be handed over.
+        var endedWhilePaused: Ending?
+
+        struct Ending {
+            let error: HTTPError?
+        }
+        /// The consumer refused a piece handed on outside libcurl's callback: the transfer must stop.
         private(set) var refused = false
 
         static let bufferSize = 64 * 1024
@@ -82,25 +97,76 @@ public final class TransferLoop: Sendable {
 
         deinit { pending.deallocate() }
 
-        /// libcurl's body callback: false stops the transfer.
-        func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-            handle.add(bytes.count)
-            if pendingCount + bytes.count > pending.count {
-                guard deliverPending() else { return false }
+        var keepsBytes: Bool { !kept.isEmpty }
+
+        /// libcurl's body callback.
+        func receive(_ bytes: UnsafeRawBufferPointer) -> CurlTransfer.BodyAction {
+            if paused {
+                curlPaused = true  // libcurl holds these bytes and pauses
+                return .pause
             }
-            if bytes.count >= pending.count { return callbacks.body(bytes) }
+            if pendingCount + bytes.count > pending.count {
+                guard deliverPending() else { return .abort }
+                if paused {
+                    curlPaused = true
+                    return .pause
+                }
+            }
+            handle.add(bytes.count)
+            if bytes.count >= pending.count { return hand(bytes) ? .accept : .abort }
             UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount..<(pendingCount + bytes.count)]).copyMemory(from: bytes)
             pendingCount += bytes.count
-            return true
+            return .accept
         }
 
         /// Hands the gathered bytes on; false when the consumer refused them.
         @discardableResult
         func deliverPending() -> Bool {
-            guard pendingCount > 0, !refused else { return !refused }
+            guard !refused else { return false }
+            guard pendingCount > 0, !paused else { return true }
             let count = pendingCount
             pendingCount = 0
-            if !callbacks.body(UnsafeRawBufferPointer(rebasing: pending[0..<count])) { refused = true }
+            return hand(UnsafeRawBufferPointer(rebasing: pending[0..<count]))
+        }
+
+        /// Hands `bytes` to the consumer and keeps what it leaves when it pauses; false when
+        /// it refused them.
+        private func hand(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            switch callbacks.body(bytes) {
+            case .more:
+                return true
+            case .stop:
+                refused = true
+                return false
+            case .pause(let taken):
+                paused = true
+                kept = Array(UnsafeRawBufferPointer(rebasing: bytes[min(max(0, taken), bytes.count)...]))
+                return true
+            }
+        }
+
+        /// After a turn: tells libcurl of a pause the consumer asked for outside its callback.
+        func applyPause() {
+            guard paused, !curlPaused, endedWhilePaused == nil else { return }
+            curlPaused = true
+            transfer.easy.pauseReceiving(true)
+        }
+
+        /// The consumer wants bytes again: the kept ones first, then libcurl's (which may
+        /// arrive before this returns). False when it refused them.
+        func resume() -> Bool {
+            guard paused, !refused else { return !refused }
+            paused = false
+            if !kept.isEmpty {
+                let bytes = kept
+                kept = []
+                guard bytes.withUnsafeBytes({ hand($0) }) else { return false }
+                if paused { return true }  // paused again at once
+            }
+            if curlPaused {
+                curlPaused = false
+                transfer.easy.pauseReceiving(false)
+            }
             return !refused
         }
     }
@@ -139,7 +205,18 @@ public final class TransferLoop: Sendable {
     /// Starts `request`; the callbacks run on the loop thread. Never blocks.
     @discardableResult
     public func start(_ request: HTTPRequest, _ callbacks: TransferCallbacks) -> TransferHandle {
-        let handle = TransferHandle(id: nextID.add(1, ordering: .relaxed).oldValue)
+        start(request, callbacks, as: makeHandle())
+    }
+
+    /// A handle for a transfer to start later (`start(_:_:as:)`): a consumer that keeps it
+    /// before the start has it in its callbacks, which may run before `start` returns.
+    public func makeHandle() -> TransferHandle {
+        TransferHandle(id: nextID.add(1, ordering: .relaxed).oldValue)
+    }
+
+    /// Starts `request` as `handle` (from `makeHandle`, used once). Never blocks.
+    @discardableResult
+    public func start(_ request: HTTPRequest, _ callbacks: TransferCallbacks, as handle: TransferHandle) -> TransferHandle {
         let (accepted, needsThread, failure) = commands.withLock { commands -> (Bool, Bool, HTTPError?) in
             if let failure = commands.setupFailure { return (false, false, failure) }
             guard !commands.stopping else { return (false, false, nil) }
@@ -159,6 +236,13 @@ public final class TransferLoop: Sendable {
     /// Stops a transfer; its `complete` runs with `.cancelled` unless it already ran.
     public func cancel(_ handle: TransferHandle) {
         commands.withLock { $0.cancels.append(handle.id) }
+        context.wakeup()
+    }
+
+    /// Lets a transfer whose consumer paused it (`BodyReply.pause`) go on: the bytes the loop
+    /// kept are handed over first. Nothing happens if it is not paused.
+    public func resume(_ handle: TransferHandle) {
+        commands.withLock { $0.resumes.append(handle.id) }
         context.wakeup()
     }
 
@@ -200,7 +284,7 @@ public final class TransferLoop: Sendable {
 
         while true {
             let batch = commands.withLock { commands in
-                defer { commands.starts = []; commands.cancels = [] }
+                defer { commands.starts = []; commands.cancels = []; commands.resumes = [] }
                 return commands
             }
             for start in batch.starts {
@@ -217,6 +301,15 @@ public final class TransferLoop: Sendable {
                 guard let easy = byID[id], let entry = active[easy] else { continue }
                 finish(easy, HTTPError(.cancelled, "\(entry.transfer.request.url): cancelled"))
             }
+            for id in batch.resumes {
+                guard let easy = byID[id], let entry = active[easy] else { continue }
+                let accepted = entry.resume()
+                if !accepted {
+                    finish(easy, Self.refusal(entry))
+                } else if let ending = entry.endedWhilePaused, !entry.paused {
+                    finish(easy, ending.error)
+                }
+            }
             if batch.stopping {
                 for easy in Array(active.keys) {
                     finish(easy, HTTPError(.cancelled, "the transfer loop is shutting down"))
@@ -227,12 +320,21 @@ public final class TransferLoop: Sendable {
             while let done = multi.nextDone() {
                 guard let entry = active[done.easy] else { continue }
                 let accepted = entry.deliverPending()
+                if accepted && entry.keepsBytes {
+                    // The consumer paused before taking the last bytes: the end waits for them.
+                    entry.endedWhilePaused = Active.Ending(error: entry.transfer.finish(done.result))
+                    continue
+                }
                 let error = entry.transfer.finish(done.result)
                 finish(done.easy, error ?? (accepted ? nil : Self.refusal(entry)))
             }
             // What this turn gathered reaches the consumers now.
             for (easy, entry) in active {
-                if !entry.deliverPending() { finish(easy, Self.refusal(entry)) }
+                if !entry.deliverPending() {
+                    finish(easy, Self.refusal(entry))
+                } else {
+                    entry.applyPause()
+                }
             }
             // Returns at once on socket activity, a curl timer or a wakeup from start/cancel.
             multi.poll(milliseconds: active.isEmpty ? 10_000 : 1000)
@@ -257,7 +359,7 @@ public final class TransferLoop: Sendable {
     /// the Swift runtime's one-time set-up (type metadata, protocol conformance look-ups, code
     /// first paged in) while a reader waits.
     private func warmUp() {
-        let callbacks = TransferCallbacks(head: { _, _ in false }, body: { _ in false }, complete: { _ in })
+        let callbacks = TransferCallbacks(head: { _, _ in false }, body: { _ in .stop }, complete: { _ in })
         _ = try? makeTransfer(Start(handle: TransferHandle(id: 0), request: HTTPRequest(url: "http://127.0.0.1/",
                                                                                          headers: [("Range", "bytes=0-0")]),
                                     callbacks: callbacks))
