@@ -107,3 +107,30 @@ import Testing
     }
 }
 
+/// Which staging blocks a file keeps for readers (`CachedFileState.keep`).
+@Suite struct KeptBlocksTests {
+    @Test func aBlockAFetchStillFillsIsKeptEvenWhenAFlushWroteAllItHeld() throws {
+        let pool = StagingPool(capacity: 30)
+        var state = CachedFileState()
+        // Given a fetch filling its first block, all of whose 1000 bytes so far a flush wrote out
+        let filling = try #require(pool.block(for: 0, generation: 0))
+        filling.to = 1000
+        filling.written = 1000
+        state.fetches[1] = Fetch(generation: 0, start: 0, askedEnd: .max, cursor: 1000, stop: .max,
+                                 allowance: .max, firstAllowance: .max)
+        state.fetches[1]?.block = filling
+        state.keep(filling)
+        // When more blocks than the file keeps arrive after it, all of them written
+        for n in 1...CachedFileState.recentBlocks {
+            let block = try #require(pool.block(for: Int64(n) << 20, generation: 0))
+            block.to = StagingBlock.size
+            block.written = StagingBlock.size
+            state.keep(block)
+        }
+        // Then the block still being filled is kept, and its next bytes are read from memory
+        #expect(state.recent.count == CachedFileState.recentBlocks)
+        #expect(state.recent.contains { $0 === filling })
+        filling.to = 2000
+        #expect(state.bytesInMemory(1000..<2000)?.count == 1000)
+    }
+}

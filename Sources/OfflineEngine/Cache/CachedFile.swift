@@ -89,7 +89,7 @@ final class CachedFile: Sendable {
     /// Lets go of the blocks kept for readers whose bytes are all in the file (nobody reads
     /// the file now). Their memory goes back to the pool (a leaf lock).
     func dropRecentBlocks() {
-        state.withLock { $0.recent.removeAll(where: \.isWhollyWritten) }
+        state.withLock { s in s.recent.removeAll(where: s.isSettled) }
     }
 
     /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of

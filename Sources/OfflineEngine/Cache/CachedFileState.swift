@@ -267,12 +267,19 @@ struct CachedFileState: Sendable {
     }
 
     /// Adds a block that bytes are arriving in to `recent`, dropping the oldest blocks already
-    /// wholly written once there are more than `recentBlocks`.
+    /// wholly written once there are more than `recentBlocks`. A block a fetch still fills is
+    /// kept even when all it holds so far is written (a flush wrote it early): its next bytes
+    /// are known only through it until they reach the file.
     mutating func keep(_ block: StagingBlock) {
         recent.append(block)
-        while recent.count > Self.recentBlocks, let oldest = recent.firstIndex(where: \.isWhollyWritten) {
+        while recent.count > Self.recentBlocks, let oldest = recent.firstIndex(where: isSettled) {
             recent.remove(at: oldest)
         }
+    }
+
+    /// Whether all of `block`'s bytes are in the file and no fetch adds to it any more.
+    func isSettled(_ block: StagingBlock) -> Bool {
+        block.isWhollyWritten && !fetches.values.contains { $0.block === block }
     }
 
     /// Whether writing out `block` gives a reader of `range` its last missing bytes: the block
