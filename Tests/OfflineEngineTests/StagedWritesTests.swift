@@ -99,18 +99,52 @@ import Testing
         fixture.origin.releaseStalls()
     }
 
-    @Test func withEveryBlockInUseBytesAreWrittenAsTheyCome() throws {
-        // One block engine-wide: the first stays for readers, the rest find none free.
+    @Test func withEveryBlockHeldByAnotherFileBytesAreWrittenAsTheyCome() throws {
+        // One block engine-wide, kept for a reader of another item.
         var settings = TransferFixture.testSettings
         settings.stagingBlocks = 1
         let fixture = try TransferFixture(settings: settings)
         defer { fixture.close() }
+        let other = try fixture.addItem("o.mp4", size: 1 << 20, seed: 34)
+        fixture.fetcher.readerOpened(itemID: other.id)
+        defer { fixture.fetcher.readerClosed(itemID: other.id) }
+        guard try fetchAndFlush(fixture, other, [0..<100_000]) else { return }
+        // When an item finds no block free and none of its own on the way to the disk
         let size: Int64 = (4 << 20) + 5
         let item = try fixture.addItem("v.mp4", size: size, seed: 35)
         fixture.fetcher.readerOpened(itemID: item.id)
         defer { fixture.fetcher.readerClosed(itemID: item.id) }
         guard try fetchAndFlush(fixture, item, [0..<size]) else { return }
+        // Then its bytes went to the file the plain way, every one of them
         #expect(try fixture.store.presentRanges(itemID: item.id, file: "media") == [0..<size])
         #expect(try fixture.committedBytesMatch(item, size: size, seed: 35))
+    }
+
+    @Test func aFetchOutOfBlocksWaitsForItsOwnWritesAndLosesNothing() throws {
+        // Two blocks engine-wide: a streaming fetch fills both long before the disk has the first.
+        var settings = TransferFixture.testSettings
+        settings.stagingBlocks = 2
+        let fixture = try TransferFixture(settings: settings)
+        defer { fixture.close() }
+        let size: Int64 = (24 << 20) + 5
+        let item = try fixture.addItem("w.mp4", size: size, seed: 36)
+        fixture.fetcher.readerOpened(itemID: item.id)
+        defer { fixture.fetcher.readerClosed(itemID: item.id) }
+        // When a reader reads it all in 1 MiB reads with 4 MiB of read-ahead
+        var offset: Int64 = 0
+        while offset < size {
+            let end = min(size, offset + (1 << 20))
+            guard case .success = fixture.fetch(item, offset..<end, readAhead: 4 << 20) else {
+                Issue.record("the read of \(offset)..<\(end) failed")
+                return
+            }
+            offset = end
+        }
+        _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        // Then one request served it (its transfer waited for the disk instead of failing) and
+        // every byte is in the file
+        #expect(fixture.origin.requests(for: "/w.mp4").count == 1)
+        #expect(try fixture.store.presentRanges(itemID: item.id, file: "media") == [0..<size])
+        #expect(try fixture.committedBytesMatch(item, size: size, seed: 36))
     }
 }

@@ -174,9 +174,10 @@ extension CachedFile {
             return (fetch.cursor, Int(min(Int64(bytes.count), room)), s.generation)
         }
         guard let target else { return .stop }
+        let staged: Int
         do {
-            try stage(id, UnsafeRawBufferPointer(rebasing: bytes[0..<target.count]), at: target.offset,
-                      generation: target.generation)
+            staged = try stage(id, UnsafeRawBufferPointer(rebasing: bytes[0..<target.count]), at: target.offset,
+                               generation: target.generation)
         } catch {
             failWrites(Self.writeFailure(error, path: file.path))
             return .stop
@@ -196,18 +197,29 @@ extension CachedFile {
         let outcome = state.withLock { s -> Outcome in
             guard s.generation == target.generation, var fetch = s.fetches[id], fetch.failure == nil else { return Outcome() }
             var outcome = Outcome(reply: .more)
-            fetch.cursor = target.offset + Int64(target.count)
+            fetch.cursor = target.offset + Int64(staged)
             if fetch.cursor >= s.limit(fetch) { fetch.reachedStop = true }
-            if target.count < bytes.count {
+            if staged < bytes.count {
                 if fetch.reachedStop {
                     // More bytes than wanted: this fetch is done (a later fetch has the rest).
                     outcome.reply = .stop
+                } else if staged < target.count {
+                    // No staging block free: the rest waits in the connection until one of this
+                    // file's blocks is written (`writeOut`), or at once if that happened already.
+                    fetch.paused = true
+                    fetch.waitsForBlock = true
+                    outcome.reply = .pause(taken: staged)
+                    if !s.isWritingBlocks {
+                        fetch.paused = false
+                        fetch.waitsForBlock = false
+                        outcome.resumeAt = fetch.handle
+                    }
                 } else {
                     // As far ahead as its readers want: the rest waits in the connection.
                     fetch.paused = true
                     fetch.pauses += 1
                     outcome.pausedAs = fetch.pauses
-                    outcome.reply = .pause(taken: target.count)
+                    outcome.reply = .pause(taken: staged)
                     if fetch.allowance > fetch.cursor {
                         // Allowed further while this piece was staged: on at once.
                         fetch.paused = false
@@ -257,25 +269,34 @@ extension CachedFile {
     }
 
     /// Copies arriving bytes into the fetch's staging blocks, writing each block out as it
-    /// fills; without a block to spare, writes them the plain way.
-    private func stage(_ id: Int, _ bytes: UnsafeRawBufferPointer, at offset: Int64, generation: Int) throws(CacheFileError) {
+    /// fills, and returns how many it took. With no block free, it makes room by letting go of
+    /// this file's oldest block whose bytes are all in the file; failing that, it stops (fewer
+    /// bytes taken) while a block of this file is on its way to the disk, whose write then
+    /// resumes the fetch (`writeOut`): the origin is held back rather than the bytes written
+    /// through the page cache, which costs more than the disk. Else it writes them the plain way.
+    private func stage(_ id: Int, _ bytes: UnsafeRawBufferPointer, at offset: Int64, generation: Int) throws(CacheFileError) -> Int {
         var done = 0
         while done < bytes.count {
             let position = offset + Int64(done)
             var block = state.withLock { s in s.fetches[id]?.block }
             if block.map({ $0.start + Int64($0.to) != position || $0.to == StagingBlock.size }) ?? true {
-                if let stale = block, !stale.isWhollyWritten { guard writeOut(stale) else { return } }
+                if let stale = block, !stale.isWhollyWritten { guard writeOut(stale) else { return done } }
                 block = staging?.block(for: position, generation: generation)
-                state.withLock { s in
+                if block == nil, state.withLock({ $0.dropOldestSettledBlock() }) {
+                    block = staging?.block(for: position, generation: generation)
+                }
+                let waitForWrite = state.withLock { s in
                     s.fetches[id]?.block = block
                     if let block { s.keep(block) }
+                    return block == nil && s.isWritingBlocks
                 }
+                if waitForWrite { return done }
             }
             guard let block else {
                 let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
                 try file.write(rest, at: position)
                 record(position..<(position + Int64(rest.count)), generation: generation)
-                return
+                return bytes.count
             }
             let count = min(bytes.count - done, StagingBlock.size - block.to)
             (block.memory + block.to).copyMemory(from: bytes.baseAddress! + done, byteCount: count)
@@ -289,10 +310,11 @@ extension CachedFile {
                 if let blockWrites {
                     blockWrites.async { [self] in writeOut(block, direct: true) }
                 } else {
-                    guard writeOut(block, direct: true) else { return }
+                    guard writeOut(block, direct: true) else { return done }
                 }
             }
         }
+        return done
     }
 
     /// Writes the block's bytes that are not in the file yet, then counts them as present.
@@ -304,7 +326,7 @@ extension CachedFile {
     /// Any thread; returns false after a failed write (the file then takes no more bytes).
     @discardableResult
     func writeOut(_ block: StagingBlock, direct wholePages: Bool = false) -> Bool {
-        typealias News = (ready: [Waiter], flushAfter: Duration?)
+        typealias News = (ready: [Waiter], flushAfter: Duration?, resumed: [TransferHandle])
         let outcome = writeLock.withLock { _ -> Result<News?, CacheFileError> in
             let pending = state.withLock { s -> Range<Int>? in
                 guard s.generation == block.generation, s.writeError == nil, block.written < block.to else { return nil }
@@ -332,8 +354,9 @@ extension CachedFile {
             // out finds these bytes unflushed.
             let news = state.withLock { s -> News in
                 block.written = pending.upperBound
-                return s.noteWritten((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
-                                     generation: block.generation, settings: settings)
+                let (ready, flushAfter) = s.noteWritten((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
+                                                        generation: block.generation, settings: settings)
+                return (ready, flushAfter, s.resumeFetchesWaitingForBlocks())
             }
             return .success(news)
         }
@@ -343,7 +366,8 @@ extension CachedFile {
             failWrites(Self.writeFailure(error, path: file.path))
             return false
         case .success(let news?):
-            announce(news)
+            announce((news.ready, news.flushAfter))
+            news.resumed.forEach(loop.resume)
             return true
         case .success(nil):
             return true

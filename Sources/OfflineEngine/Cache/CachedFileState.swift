@@ -23,9 +23,11 @@ struct Fetch: Sendable {
     let firstAllowance: Int64
     /// Paused at its allowance: the transfer loop holds the connection unread.
     var paused = false
-    /// Times it paused (which pause an idle check is about; a fetch that paused may find
-    /// that the origin gave up on the idle connection).
+    /// Times it paused for its reader (which pause an idle check is about; a fetch that
+    /// paused may find that the origin gave up on the idle connection).
     var pauses = 0
+    /// Paused because no staging block was free: a block write of this file resumes it.
+    var waitsForBlock = false
     /// The response head passed every check.
     var validated = false
     var reachedStop = false
@@ -275,6 +277,30 @@ struct CachedFileState: Sendable {
         while recent.count > Self.recentBlocks, let oldest = recent.firstIndex(where: isSettled) {
             recent.remove(at: oldest)
         }
+    }
+
+    /// Lets go of the oldest kept block whose bytes are all in the file (its memory goes back
+    /// to the pool unless a reader still holds it); false when there is none.
+    mutating func dropOldestSettledBlock() -> Bool {
+        guard let oldest = recent.firstIndex(where: isSettled) else { return false }
+        recent.remove(at: oldest)
+        return true
+    }
+
+    /// Whether a full block of this file is on its way to the disk (its write frees a block).
+    var isWritingBlocks: Bool {
+        recent.contains { $0.generation == generation && $0.to == StagingBlock.size && !$0.isWhollyWritten }
+    }
+
+    /// Un-pauses the fetches that wait for a staging block; returns their transfers to resume.
+    mutating func resumeFetchesWaitingForBlocks() -> [TransferHandle] {
+        var handles: [TransferHandle] = []
+        for (id, fetch) in fetches where fetch.waitsForBlock {
+            fetches[id]?.waitsForBlock = false
+            fetches[id]?.paused = false
+            if let handle = fetch.handle { handles.append(handle) }
+        }
+        return handles
     }
 
     /// Whether all of `block`'s bytes are in the file and no fetch adds to it any more.
