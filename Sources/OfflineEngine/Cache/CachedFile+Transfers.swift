@@ -257,7 +257,8 @@ extension CachedFile {
     private func retireIfStillPaused(_ id: Int, pause: Int) {
         var changes = FetchChanges()
         state.withLock { s in
-            guard let fetch = s.fetches[id], fetch.paused, fetch.pauses == pause else { return }
+            // (A pause for a staging block is not its reader's: it ends with a block write.)
+            guard let fetch = s.fetches[id], fetch.paused, fetch.pauses == pause, !fetch.waitsForBlock else { return }
             s.retire(id, &changes)
         }
         apply(changes)
