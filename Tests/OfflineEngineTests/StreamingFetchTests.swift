@@ -117,7 +117,7 @@ import Testing
         filling.to = 1000
         filling.written = 1000
         state.fetches[1] = Fetch(generation: 0, start: 0, askedEnd: .max, cursor: 1000, stop: .max,
-                                 allowance: .max, firstAllowance: .max)
+                                 allowance: .max, streams: false)
         state.fetches[1]?.block = filling
         state.keep(filling)
         // When more blocks than the file keeps arrive after it, all of them written

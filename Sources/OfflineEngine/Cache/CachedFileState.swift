@@ -19,8 +19,7 @@ struct Fetch: Sendable {
     var allowance: Int64
     /// Asked for more than its reader wanted at first (`FetchSettings.streamBytes`): it serves
     /// that reader's later wishes too, up to its allowance however far that is ahead.
-    var streams: Bool { askedEnd > firstAllowance }
-    let firstAllowance: Int64
+    let streams: Bool
     /// Paused at its allowance: the transfer loop holds the connection unread.
     var paused = false
     /// Times it paused for its reader (which pause an idle check is about; a fetch that
@@ -220,7 +219,7 @@ struct CachedFileState: Sendable {
     private mutating func addFetch(from start: Int64, to end: Int64, allowance: Int64) -> Int {
         let id = makeID()
         fetches[id] = Fetch(generation: generation, start: start, askedEnd: end, cursor: start, stop: end,
-                            allowance: allowance, firstAllowance: allowance)
+                            allowance: allowance, streams: end > allowance)
         return id
     }
 
