@@ -81,7 +81,7 @@ final class ItemReader: Sendable {
             byteSource.startFirstWindow(itemID: item.id, file: entry.key)  // on its way while the open is answered
             size = Int64(item.size)
             let whole = item.state == .cached
-                || (item.size > 0 && byteSource.isAvailable(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
+                || (item.size > 0 && byteSource.isWhole(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
             let chosen = passthrough.open(itemID: item.id, whole: whole, mayPassThrough: readsNeedNotBeSeen(item),
                                           path: byteSource.cacheFilePath(itemID: item.id, file: entry.key))
             mode = chosen

@@ -81,6 +81,13 @@ final class CachedFile: Sendable {
         state.withLock { $0.isSatisfied(range) }
     }
 
+    /// Whether every byte of `range` is in the file or arrived in a kept block.
+    func hasArrived(_ range: Range<Int64>) -> Bool {
+        state.withLock { s in
+            s.present.gaps(in: s.clamped(range)).allSatisfy { s.recentPieces(of: $0) != nil }
+        }
+    }
+
     /// The bytes of `range` if all of them are still in memory (they arrived recently), else nil.
     func bytesInMemory(_ range: Range<Int64>) -> BytesInMemory? {
         state.withLock { $0.bytesInMemory(range) }

@@ -302,9 +302,10 @@ struct CachedFileState: Sendable {
         return handles
     }
 
-    /// Whether all of `block`'s bytes are in the file and no fetch adds to it any more.
+    /// Whether all of `block`'s bytes are in the file and no fetch adds to it any more (a
+    /// fetch that reached its stop or failed adds nothing, though it holds its block until it ends).
     func isSettled(_ block: StagingBlock) -> Bool {
-        block.isWhollyWritten && !fetches.values.contains { $0.block === block }
+        block.isWhollyWritten && !fetches.values.contains { $0.block === block && isLive($0) }
     }
 
     /// Whether writing out `block` gives a reader of `range` its last missing bytes: the block

@@ -73,6 +73,12 @@ public protocol ItemByteSource: Sendable {
     /// True when every byte of `range` can be read from the cache file now. Fast (memory only).
     func isAvailable(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool
 
+    /// True when every byte of `range` is in the cache file, after writing out those that have
+    /// all arrived but still wait in memory for their write (a file just streamed in whole:
+    /// an open that would hand the file to the kernel waits the few milliseconds that takes).
+    /// May block on local disk writes, never on the network.
+    func isWhole(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool
+
     /// Calls `completion` once `range` can be read from the cache file (possibly before the
     /// bytes are flushed to disk), or with an error when they cannot be had by `deadline`.
     /// `readAhead` asks for that many further bytes to be fetched in the same transfer
@@ -144,6 +150,10 @@ extension ItemByteSource {
     public func noteRead(itemID: Int64, offset: Int64, length: Int64) {}
 
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {}
+
+    public func isWhole(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
+        isAvailable(itemID: itemID, file: file, range: range)
+    }
 
     public func bytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange) -> BytesInMemory? { nil }
 

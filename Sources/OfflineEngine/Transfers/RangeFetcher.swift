@@ -154,6 +154,15 @@ public final class RangeFetcher: ItemByteSource {
         files.withLock { $0[FileID(itemID: itemID, key: file)] }?.bytesInMemory(range.start..<range.end)
     }
 
+    public func isWhole(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
+        guard let cached = try? cachedFile(itemID: itemID, key: file) else { return false }
+        let bytes = range.start..<range.end
+        if cached.isAvailable(bytes) { return true }
+        guard cached.hasArrived(bytes) else { return false }
+        cached.writeOutStaged()
+        return cached.isAvailable(bytes)
+    }
+
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
         guard let cached = try? cachedFile(itemID: itemID, key: file) else { return }
         let window = 0..<settings.firstWindow
