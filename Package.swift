@@ -45,6 +45,7 @@ let package = Package(
             name: "CCryptoShim",
             linkerSettings: [.linkedLibrary("crypto")]
         ),
+        .target(name: "CSystemShim"),
         .target(
             name: "CFuseShim",
             linkerSettings: [.linkedLibrary("fuse3")]
@@ -81,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "OfflineMount",
-            dependencies: ["OfflineFUSE", "OfflineEngine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["OfflineFUSE", "OfflineEngine", "CSystemShim", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -52,7 +52,7 @@ struct TreeBenchmark {
             let tree = MountTree(store: store, uid: getuid(), gid: getgid(), clock: { Date() }, logger: logger)
             let cpu = Self.threadCPUSeconds()
             let start = ContinuousClock.now
-            guard tree.refresh(force: true) != nil else { throw BenchmarkFailure("the tree was not built") }
+            guard tree.refresh(force: true) else { throw BenchmarkFailure("the tree was not built") }
             refreshTimes.append((ContinuousClock.now - start).seconds)
             cpuTimes.append(Self.threadCPUSeconds() - cpu)
             snapshot = tree.snapshot

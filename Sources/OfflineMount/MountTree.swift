@@ -1,3 +1,4 @@
+import CSystemShim
 import Dispatch
 import Foundation
 import Logging
@@ -59,39 +60,52 @@ public final class MountTree: Sendable {
     }
 
     /// Rebuilds when the store changed since the last build (always when `force`), and
-    /// returns the old and new trees when it did. Blocking (store reads): not for requests.
+    /// calls `changed` with the old and new trees when it did. Blocking (store reads): not for
+    /// requests.
+    /// - Returns: whether it rebuilt.
     @discardableResult
-    public func refresh(force: Bool = false) -> (old: TreeSnapshot, new: TreeSnapshot)? {
+    public func refresh(force: Bool = false, changed: (_ old: TreeSnapshot, _ new: TreeSnapshot) -> Void = { _, _ in }) -> Bool {
+        let rebuilt = building.withLock { token -> Bool in
+            guard let (old, new) = build(force: force, token: &token) else { return false }
+            changed(old, new)
+            return true
+        }
         // After the first attempt requests go on, with the last good tree if it failed.
-        defer { openWithoutBuilding() }
-        return building.withLock { token -> (TreeSnapshot, TreeSnapshot)? in
-            do {
-                // The token is read before the rows: a change during the build moves it again,
-                // so the next check rebuilds.
-                let now = try store.changeToken()
-                if !force, now == token { return nil }
-                let recentDays = try store.policy(.recentDays)
-                let items = try store.itemOutlines()
-                var joined: [Int64: String] = [:]
-                for item in items where item.type == .hls && item.state == .cached {
-                    joined[item.id] = joinedExtension(item.id)
-                }
-                let built = TreeBuilder.build(
-                    sources: try store.sources(), categories: try store.categories(), items: items,
-                    uid: uid, gid: gid, folderTime: folderTime,
-                    recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400), joinedExtensions: joined,
-                    licenceExpiries: try store.licenceExpiries())
-                token = now
-                let old = current.withLock { snapshot in
-                    defer { snapshot = built }
-                    return snapshot
-                }
-                return (old, built)
-            } catch {
-                // Keep serving the last good tree; the next check tries again.
-                logger.error("cannot read the library to refresh the mount's tree: \(error)")
-                return nil
+        openWithoutBuilding()
+        // The old tree and the rows it was built from are gone now. malloc keeps what they
+        // held for later allocations, and nothing as large comes until the next build: give
+        // it back (about a fifth of the tree's size at 100,000 items).
+        if rebuilt { csystem_release_free_memory() }
+        return rebuilt
+    }
+
+    private func build(force: Bool, token: inout StoreChangeToken?) -> (old: TreeSnapshot, new: TreeSnapshot)? {
+        do {
+            // The token is read before the rows: a change during the build moves it again,
+            // so the next check rebuilds.
+            let now = try store.changeToken()
+            if !force, now == token { return nil }
+            let recentDays = try store.policy(.recentDays)
+            let items = try store.itemOutlines()
+            var joined: [Int64: String] = [:]
+            for item in items where item.type == .hls && item.state == .cached {
+                joined[item.id] = joinedExtension(item.id)
             }
+            let built = TreeBuilder.build(
+                sources: try store.sources(), categories: try store.categories(), items: items,
+                uid: uid, gid: gid, folderTime: folderTime,
+                recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400), joinedExtensions: joined,
+                licenceExpiries: try store.licenceExpiries(), previous: current.withLock { $0 })
+            token = now
+            let old = current.withLock { snapshot in
+                defer { snapshot = built }
+                return snapshot
+            }
+            return (old, built)
+        } catch {
+            // Keep serving the last good tree; the next check tries again.
+            logger.error("cannot read the library to refresh the mount's tree: \(error)")
+            return nil
         }
     }
 
@@ -105,7 +119,7 @@ public final class MountTree: Sendable {
             defer { threadDone.signal() }
             while !stopped.load(ordering: .acquiring) {
                 if stopSignal.wait(timeout: .now() + seconds) == .success { break }
-                if let (old, new) = refresh() { changed(old, new) }
+                refresh(changed: changed)
             }
         }
         thread.name = "offlinefs-tree"

@@ -79,9 +79,11 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// Rebuilds the tree now (after a command changed the store) and queues the kernel
     /// notifications the change needs; they are sent from the notifier thread, never here.
     func refreshNow() {
-        guard let (old, new) = tree.refresh() else { return }
-        guard let notifier = notifier.withLock({ $0 }) else { return }
-        for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
+        let notifier = notifier.withLock { $0 }
+        tree.refresh { old, new in
+            guard let notifier else { return }
+            for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
+        }
     }
 
     /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.

@@ -19,13 +19,17 @@ public struct TreeBuilder {
     /// Slots of `state/<name>`, in `TreeSnapshot.stateFolders` order.
     private var stateSlots: [Int] = []
     private var recentSlot = 0
-    private var items: [Int64: TreeItem] = [:]
+    private var items = TreeItems()
+    /// The tree this one replaces: an unchanged media name is shared with it, not made again.
+    private let previous: TreeItems?
     private let uid: UInt32, gid: UInt32
     private let folderTime: Timestamp
     private let recentCutoff: Date
 
     /// - Parameter recentCutoff: items cached (downloaded) at or after it are in `recent/`.
-    public init(uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date) {
+    /// - Parameter previous: the items of the tree this one replaces, if any.
+    public init(uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date, previous: TreeItems? = nil) {
+        self.previous = previous
         self.uid = uid
         self.gid = gid
         self.folderTime = folderTime
@@ -50,10 +54,13 @@ public struct TreeBuilder {
     /// Builds the whole tree from the store's rows (`LibraryStore.itemOutlines()`).
     /// - Parameter joinedExtensions: for fully cached HLS items that can be one file, its
     ///   extension (`ts`, `mp4`): the file is listed beside the playlist.
+    ///   - previous: the tree this one replaces: what did not change is shared with it.
     public static func build(sources: [Source], categories: [Category], items: [ItemOutline],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
-                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
-        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff)
+                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
+                             previous: TreeSnapshot? = nil) -> TreeSnapshot {
+        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
+                                  previous: previous?.items)
         builder.addSources(sources)
         builder.addCategories(categories)
         builder.reserve(for: items)
@@ -72,13 +79,15 @@ public struct TreeBuilder {
     /// tree as from their outlines.
     public static func build(sources: [Source], categories: [Category], items: [ItemListing],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
-                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
+                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
+                             previous: TreeSnapshot? = nil) -> TreeSnapshot {
         let categoryIDs = Dictionary(categories.map { ($0.path, $0.id) }, uniquingKeysWith: { first, _ in first })
         let outlines = items.compactMap { listing in
             ItemOutline(listing.item, categoryIDs: listing.categoryPaths.compactMap { categoryIDs[$0] })
         }
         return build(sources: sources, categories: categories, items: outlines, uid: uid, gid: gid, folderTime: folderTime,
-                     recentCutoff: recentCutoff, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries)
+                     recentCutoff: recentCutoff, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries,
+                     previous: previous)
     }
 
     private mutating func addFolder(_ inode: UInt64, parent: UInt64) -> Int {
@@ -128,7 +137,9 @@ public struct TreeBuilder {
 
     mutating func addItem(_ item: ItemOutline, joinedExtension: String? = nil, licenceExpiresAt: Date? = nil) {
         guard !item.fileName.isEmpty, item.state != .deleted else { return }
-        var files = Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, subtitles: item.subtitles)
+        var files = item.hasThumbnail || !item.subtitles.isEmpty
+            ? TreeItemFiles(Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, subtitles: item.subtitles))
+            : TreeItemFiles(media: mediaName(item))
         let isHLS = item.type == .hls && item.id <= NodeID.maxHLSItemID
         if isHLS, item.state == .cached, let joinedExtension {
             let name = "\(Self.stem(of: item.fileName)).\(joinedExtension)"
@@ -137,9 +148,9 @@ public struct TreeBuilder {
             }
         }
         let time = item.downloadedAt ?? item.publishedAt ?? item.addedAt
-        items[item.id] = TreeItem(id: item.id, files: files, size: UInt64(max(0, item.size ?? 0)),
-                                  modificationTime: Timestamp(time), state: item.state, isHLS: isHLS,
-                                  licenceExpiresAt: licenceExpiresAt)
+        items.set(TreeItem(id: item.id, files: files, size: UInt64(max(0, item.size ?? 0)),
+                           modificationTime: Timestamp(time), state: item.state, isHLS: isHLS,
+                           licenceExpiresAt: licenceExpiresAt))
 
         if let slot = sourceSlots[item.sourceID] { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
         for category in item.categoryIDs {
@@ -153,8 +164,15 @@ public struct TreeBuilder {
         }
     }
 
+    /// The item's media name: the previous tree's when it is the same (most items, most
+    /// builds), so that a rebuild does not make every name again.
+    private func mediaName(_ item: ItemOutline) -> FileName {
+        if let name = previous?[item.id]?.files.mediaName, item.fileName.utf8.elementsEqual(name.bytes) { return name }
+        return FileName(item.fileName)
+    }
+
     /// Lists an item's files in one folder.
-    private mutating func place(_ files: [TreeItemFile], itemID: Int64, isHLS: Bool, in slot: Int) {
+    private mutating func place(_ files: TreeItemFiles, itemID: Int64, isHLS: Bool, in slot: Int) {
         for (number, file) in files.enumerated() {
             folders[slot].add(TreeChild(name: file.name, inode: NodeID.itemFile(itemID: itemID, file: number).inode,
                                         isDirectory: false))

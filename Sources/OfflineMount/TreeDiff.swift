@@ -22,7 +22,8 @@ public enum TreeDiff {
                 result.append(.invalidateEntry(parent: inode, name: child.name))
             }
         }
-        for (id, before) in old.items {
+        for before in old.items {
+            let id = before.id
             guard let after = new.items[id], after != before else { continue }
             let sizeChanged = after.size != before.size
             let inode = NodeID.itemFile(itemID: id, file: 0).inode

@@ -15,33 +15,39 @@ public struct TreeFolder: Hashable, Sendable {
     public var inode: UInt64
     public var parent: UInt64
     public var children: [TreeChild]
-    var index: [FileName: Int]
+    private var index = NameIndex()
 
     init(inode: UInt64, parent: UInt64) {
         self.inode = inode
         self.parent = parent
         self.children = []
-        self.index = [:]
     }
 
     /// Adds `child` unless the name is taken (the first one wins: folders, then media files,
     /// then side files, so a crafted title can never hide another item).
     mutating func add(_ child: TreeChild) {
-        // One hash of the name when it is free (the usual case); a taken name is put back.
-        if let taken = index.updateValue(children.count, forKey: child.name) {
-            index[child.name] = taken
-            return
-        }
+        guard index.insert(child.name, at: children.count, in: children) == children.count else { return }
         children.append(child)
     }
 
     mutating func reserveCapacity(_ count: Int) {
         children.reserveCapacity(count)
-        index.reserveCapacity(count)
+        index.reserveCapacity(count, children: children)
     }
 
     public func child(named name: FileName) -> TreeChild? {
-        index[name].map { children[$0] }
+        index.position(of: name, in: children).map { children[$0] }
+    }
+
+    // The index follows from the children.
+    public static func == (lhs: TreeFolder, rhs: TreeFolder) -> Bool {
+        lhs.inode == rhs.inode && lhs.parent == rhs.parent && lhs.children == rhs.children
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(inode)
+        hasher.combine(parent)
+        hasher.combine(children)
     }
 }
 
@@ -57,20 +63,58 @@ public struct TreeItemFile: Hashable, Sendable {
     public static let joinedKey = "hls.joined"
 }
 
+/// An item's files, in file-number order: the media, then the files beside it. The media's
+/// name is held in place and the rest (rare) in an array, so an item with only its media
+/// costs no allocation of its own: a library of 100,000 items keeps one tree in memory, and
+/// two while a new one is built.
+public struct TreeItemFiles: RandomAccessCollection, Hashable, Sendable {
+    private var media: FileName?
+    private var others: [TreeItemFile]
+
+    /// `files[0]` must be the media (`key == "media"`) when there are any.
+    public init(_ files: [TreeItemFile]) {
+        precondition(files.first?.isMedia ?? true, "an item's first file is its media")
+        media = files.first?.name
+        others = Array(files.dropFirst())
+    }
+
+    /// The media alone.
+    init(media: FileName) {
+        self.media = media
+        others = []
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { media == nil ? 0 : 1 + others.count }
+
+    public subscript(position: Int) -> TreeItemFile {
+        position == 0 ? TreeItemFile(name: media!, key: "media") : others[position - 1]
+    }
+
+    /// The media's name, shared with the tree built before when unchanged (`TreeBuilder`).
+    var mediaName: FileName? { media }
+
+    mutating func append(_ file: TreeItemFile) {
+        precondition(media != nil, "an item's first file is its media")
+        others.append(file)
+    }
+}
+
 /// What the mount shows of one item.
 public struct TreeItem: Hashable, Sendable {
     public var id: Int64
     /// Index = the file number in the inode (`NodeID.itemFile`): 0 is the media.
-    public var files: [TreeItemFile]
+    public var files: TreeItemFiles
     /// The media size (0 when unknown).
     public var size: UInt64
     /// `downloadedAt ?? publishedAt ?? addedAt`.
     public var modificationTime: Timestamp
+    /// When its licence expires (opens fail with `EKEYEXPIRED` from then), if it does.
+    /// (Before the one-byte fields: the item then fits 64 bytes.)
+    public var licenceExpiresAt: Date?
     public var state: ItemState
     /// An HLS item: its media file is the local playlist, sized by the file system.
     public var isHLS: Bool
-    /// When its licence expires (opens fail with `EKEYEXPIRED` from then), if it does.
-    public var licenceExpiresAt: Date?
 
     /// Whether opens of any of its files are refused with `EKEYEXPIRED` at `now`.
     public func licenceHasExpired(at now: Date) -> Bool {
@@ -79,6 +123,12 @@ public struct TreeItem: Hashable, Sendable {
 
     public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState,
                 isHLS: Bool = false, licenceExpiresAt: Date? = nil) {
+        self.init(id: id, files: TreeItemFiles(files), size: size, modificationTime: modificationTime, state: state,
+                  isHLS: isHLS, licenceExpiresAt: licenceExpiresAt)
+    }
+
+    init(id: Int64, files: TreeItemFiles, size: UInt64, modificationTime: Timestamp, state: ItemState,
+         isHLS: Bool, licenceExpiresAt: Date?) {
         self.id = id
         self.files = files
         self.size = size
@@ -89,6 +139,43 @@ public struct TreeItem: Hashable, Sendable {
     }
 }
 
+/// The listed items by id: the items in one array and where each id is in it. A dictionary
+/// of whole items kept its buckets at most three-quarters full, each the size of an item.
+public struct TreeItems: Sequence, Equatable, Sendable {
+    private var rows: [TreeItem] = []
+    private var positions: [Int64: Int32] = [:]
+
+    public init() {}
+
+    public var count: Int { rows.count }
+
+    public subscript(id: Int64) -> TreeItem? {
+        positions[id].map { rows[Int($0)] }
+    }
+
+    /// Adds `item`, or replaces the item with its id.
+    mutating func set(_ item: TreeItem) {
+        if let position = positions[item.id] {
+            rows[Int(position)] = item
+        } else {
+            positions[item.id] = Int32(rows.count)
+            rows.append(item)
+        }
+    }
+
+    mutating func reserveCapacity(_ count: Int) {
+        rows.reserveCapacity(count)
+        positions.reserveCapacity(count)
+    }
+
+    public func makeIterator() -> IndexingIterator<[TreeItem]> { rows.makeIterator() }
+
+    /// The same items, whatever order they were added in.
+    public static func == (lhs: TreeItems, rhs: TreeItems) -> Bool {
+        lhs.count == rhs.count && lhs.rows.allSatisfy { rhs[$0.id] == $0 }
+    }
+}
+
 /// The whole tree, immutable: built from store queries in one go (`TreeBuilder`) and swapped
 /// whole when the store changes, so requests read it without touching the store.
 public final class TreeSnapshot: Sendable {
@@ -96,14 +183,14 @@ public final class TreeSnapshot: Sendable {
     public static let stateFolders: [ItemState] = [.queued, .downloading, .idle, .paused, .cached, .partiallyCached, .failed]
 
     public let folders: [UInt64: TreeFolder]
-    public let items: [Int64: TreeItem]
+    public let items: TreeItems
     /// Owner of every file and folder: the mounting user.
     public let uid: UInt32
     public let gid: UInt32
     /// Folders' times: when the mount started.
     public let folderTime: Timestamp
 
-    init(folders: [UInt64: TreeFolder], items: [Int64: TreeItem], uid: UInt32, gid: UInt32, folderTime: Timestamp) {
+    init(folders: [UInt64: TreeFolder], items: TreeItems, uid: UInt32, gid: UInt32, folderTime: Timestamp) {
         self.folders = folders
         self.items = items
         self.uid = uid

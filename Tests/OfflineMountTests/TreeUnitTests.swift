@@ -141,6 +141,37 @@ struct TreeUnitTests {
         #expect(!notifications.contains(.invalidateInode(inode: NodeID.source(1).inode, offset: 0, length: 0)))
     }
 
+    @Test func aRebuildSharesUnchangedMediaNamesWithTheTreeBefore() {
+        let sources = [source(1, "acme")]
+        func build(_ listings: [ItemListing], previous: TreeSnapshot? = nil) -> TreeSnapshot {
+            TreeBuilder.build(sources: sources, categories: [], items: listings, uid: 0, gid: 0,
+                              folderTime: Timestamp(seconds: 0), recentCutoff: .distantFuture, previous: previous)
+        }
+        var withSideFiles = item(3, source: 1, "C [3].mp4", state: .queued)
+        withSideFiles.thumbnailURL = "http://h/c.jpg"
+        let before = build([listing(item(1, source: 1, "A [1].mp4", state: .queued), "acme", []),
+                            listing(item(2, source: 1, "B [2].mp4", state: .queued), "acme", []),
+                            listing(withSideFiles, "acme", [])])
+        let after = build([listing(item(1, source: 1, "A [1].mp4", state: .cached), "acme", []),
+                           listing(item(2, source: 1, "Renamed [2].mp4", state: .queued), "acme", []),
+                           listing(withSideFiles, "acme", [])], previous: before)
+        // The same storage, not only equal bytes: a rebuild of a large library makes no new names.
+        func storage(_ tree: TreeSnapshot, _ id: Int64) -> UnsafeRawPointer? {
+            tree.items[id]?.files[0].name.bytes.withUnsafeBytes { $0.baseAddress }
+        }
+        #expect(storage(after, 1) != nil && storage(after, 1) == storage(before, 1))
+        #expect(after.items[1]?.state == .cached)
+        #expect(after.items[2]?.files.map(\.name.description) == ["Renamed [2].mp4"])
+        #expect(after.items[3]?.files.map(\.name.description) == ["C [3].mp4", "C [3]-thumb.jpg"])
+        #expect(after.items[3]?.files.map(\.key) == ["media", "thumbnail"])
+        // Built without the tree before, the tree is the same.
+        #expect(after.items == build([listing(item(1, source: 1, "A [1].mp4", state: .cached), "acme", []),
+                                      listing(item(2, source: 1, "Renamed [2].mp4", state: .queued), "acme", []),
+                                      listing(withSideFiles, "acme", [])]).items)
+        #expect(after.items != before.items)
+        #expect(after.items.count == 3 && after.items[4] == nil)
+    }
+
     // MARK: - Fixtures
 
     // The store's records have no public initializers: build them the way they decode.
