@@ -172,6 +172,25 @@ struct TreeUnitTests {
         #expect(after.items.count == 3 && after.items[4] == nil)
     }
 
+    @Test func everyNameInALargeFolderIsFoundAndATakenNameKeepsItsFirstOwner() {
+        let sources = [source(1, "acme")]
+        // Every tenth item takes the name of the item before it.
+        let listings = (1...5000).map { id -> ItemListing in
+            let name = id % 10 == 0 ? "Item \(id - 1).mp4" : "Item \(id).mp4"
+            return listing(item(Int64(id), source: 1, name, state: .queued), "acme", [])
+        }
+        let tree = TreeBuilder.build(sources: sources, categories: [], items: listings, uid: 0, gid: 0,
+                                     folderTime: Timestamp(seconds: 0), recentCutoff: .distantFuture)
+        for folder in [NodeID.source(1), NodeID.stateFolder(0)] {
+            let listed = tree.folders[folder.inode]
+            #expect(listed?.children.count == 4500)
+            for id in 1...5000 where id % 10 != 0 {
+                #expect(listed?.child(named: FileName("Item \(id).mp4"))?.inode == NodeID.itemFile(itemID: Int64(id), file: 0).inode)
+            }
+            #expect(listed?.child(named: "Item 10.mp4") == nil)
+        }
+    }
+
     // MARK: - Fixtures
 
     // The store's records have no public initializers: build them the way they decode.
