@@ -86,16 +86,25 @@ public final class MountTree: Sendable {
             let now = try store.changeToken()
             if !force, now == token { return nil }
             let recentDays = try store.policy(.recentDays)
-            let items = try store.itemOutlines()
             var joined: [Int64: String] = [:]
-            for item in items where item.type == .hls && item.state == .cached {
-                joined[item.id] = joinedExtension(item.id)
+            for id in try store.cachedHLSItemIDs() { joined[id] = joinedExtension(id) }
+            let (sources, categories) = (try store.sources(), try store.categories())
+            let recentCutoff = clock().addingTimeInterval(-Double(recentDays) * 86_400)
+            let expiries = try store.licenceExpiries()
+            let built: TreeSnapshot
+            if token == nil {
+                // The first build: all rows at once, so every folder is sized exactly.
+                built = TreeBuilder.build(sources: sources, categories: categories, items: try store.itemOutlines(),
+                                          uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
+                                          joinedExtensions: joined, licenceExpiries: expiries)
+            } else {
+                // A rebuild while the old tree is held: the rows go into the new one by one.
+                built = try TreeBuilder.build(sources: sources, categories: categories,
+                                              rows: { add in try store.forEachItemOutline(add) },
+                                              uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
+                                              joinedExtensions: joined, licenceExpiries: expiries,
+                                              previous: current.withLock { $0 })
             }
-            let built = TreeBuilder.build(
-                sources: try store.sources(), categories: try store.categories(), items: items,
-                uid: uid, gid: gid, folderTime: folderTime,
-                recentCutoff: clock().addingTimeInterval(-Double(recentDays) * 86_400), joinedExtensions: joined,
-                licenceExpiries: try store.licenceExpiries(), previous: current.withLock { $0 })
             token = now
             let old = current.withLock { snapshot in
                 defer { snapshot = built }

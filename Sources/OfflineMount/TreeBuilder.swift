@@ -52,8 +52,9 @@ public struct TreeBuilder {
     }
 
     /// Builds the whole tree from the store's rows (`LibraryStore.itemOutlines()`).
-    /// - Parameter joinedExtensions: for fully cached HLS items that can be one file, its
-    ///   extension (`ts`, `mp4`): the file is listed beside the playlist.
+    /// - Parameters:
+    ///   - joinedExtensions: for fully cached HLS items that can be one file, its extension
+    ///     (`ts`, `mp4`): the file is listed beside the playlist.
     ///   - previous: the tree this one replaces: what did not change is shared with it.
     public static func build(sources: [Source], categories: [Category], items: [ItemOutline],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
@@ -64,15 +65,39 @@ public struct TreeBuilder {
         builder.addSources(sources)
         builder.addCategories(categories)
         builder.reserve(for: items)
+        builder.addRows({ add in items.forEach(add) }, subscribed: sources, joinedExtensions: joinedExtensions,
+                        licenceExpiries: licenceExpiries)
+        return builder.finish()
+    }
+
+    /// Builds a tree that replaces `previous` from rows handed over one at a time, none kept
+    /// (`LibraryStore.forEachItemOutline`): `rows` calls `add` with each, in listing order.
+    /// Folders are sized as in `previous`, which a rebuild rarely changes much; a first build
+    /// does better from all the rows at once (sized exactly, and no old tree is held then).
+    public static func build(sources: [Source], categories: [Category],
+                             rows: (_ add: (ItemOutline) -> Void) throws -> Void,
+                             uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
+                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
+                             previous: TreeSnapshot) rethrows -> TreeSnapshot {
+        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
+                                  previous: previous.items)
+        builder.addSources(sources)
+        builder.addCategories(categories)
+        builder.reserve(like: previous)
+        try builder.addRows(rows, subscribed: sources, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries)
+        return builder.finish()
+    }
+
+    private mutating func addRows(_ rows: (_ add: (ItemOutline) -> Void) throws -> Void, subscribed sources: [Source],
+                                  joinedExtensions: [Int64: String], licenceExpiries: [Int64: Date]) rethrows {
         let unsubscribed = Set(sources.filter { !$0.subscribed }.map(\.id))
-        for item in items {
-            if item.state == .discovered && item.bytesPresent == 0 && unsubscribed.contains(item.sourceID) { continue }
+        try rows { item in
+            if item.state == .discovered && item.bytesPresent == 0 && unsubscribed.contains(item.sourceID) { return }
             // Most libraries have neither: skip the look-ups then.
             let joined = item.type == .hls && item.state == .cached ? joinedExtensions[item.id] : nil
             let expiry = licenceExpiries.isEmpty ? nil : licenceExpiries[item.id]
-            builder.addItem(item, joinedExtension: joined, licenceExpiresAt: expiry)
+            addItem(item, joinedExtension: joined, licenceExpiresAt: expiry)
         }
-        return builder.finish()
     }
 
     /// Builds the whole tree from full listings (`LibraryStore.items(matching:)`): the same
@@ -132,6 +157,18 @@ public struct TreeBuilder {
         }
         for (slot, count) in names.enumerated() where count > 0 {
             folders[slot].reserveCapacity(folders[slot].children.count + count)
+        }
+    }
+
+    /// Sizes the item table and every folder as they were in the tree before (the usual
+    /// rebuild changes a few items), instead of growing them item by item. Growing the item
+    /// table costs a copy of it, and the build happens while the old tree is still held.
+    private mutating func reserve(like previous: TreeSnapshot) {
+        items.reserveCapacity(previous.items.count)
+        for slot in folders.indices {
+            if let count = previous.folders[folders[slot].inode]?.children.count, count > folders[slot].children.count {
+                folders[slot].reserveCapacity(count)
+            }
         }
     }
 

@@ -9,35 +9,35 @@ extension LibraryStore {
     /// The query scans the table: with `fileName IS NOT NULL` free to use the file name's
     /// index, SQLite walked the index and looked up every row from it.
     public func itemOutlines() throws -> [ItemOutline] {
+        var outlines: [ItemOutline] = []
+        try forEachItemOutline { outlines.append($0) }
+        return outlines
+    }
+
+    /// Ids of the cached HLS items, which the mount may list as one file too: it asks the
+    /// streams before its tree build reads the rows (by the state index: cached items only).
+    public func cachedHLSItemIDs() throws -> [Int64] {
+        try read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE state = ? AND type = ?",
+                               arguments: [ItemState.cached.rawValue, ItemType.hls.rawValue])
+        }
+    }
+
+    /// `itemOutlines()` one at a time, in the same order, none kept: the mount's tree build
+    /// holds the tree it replaces meanwhile, and 100,000 outlines at once were another ~18 MB.
+    /// `body` runs inside one read of the store; it must not use the store.
+    public func forEachItemOutline(_ body: (ItemOutline) throws -> Void) throws {
         let (types, states) = (Spellings(ItemType.allCases, \.rawValue), Spellings(ItemState.allCases, \.rawValue))
-        return try read { db in
-            var outlines: [ItemOutline] = []
-            try SQLiteColumns.forEachRow(db, sql: """
-                SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
-                       item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL
-                FROM item JOIN source ON source.id = item.sourceID
-                WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL
-                ORDER BY source.name, item.title, item.id
-                """) { row in
-                outlines.append(ItemOutline(
-                    id: row.int64(0), sourceID: row.int64(1), fileName: row.text(2) ?? "",
-                    type: row.value(3, spelledIn: types) ?? .file, state: row.value(4, spelledIn: states) ?? .failed,
-                    size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
-                    downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
-                    hasThumbnail: row.bool(10)))
-            }
-            // Links and subtitle tracks are joined here by item id (an SQL join would repeat
-            // every item's columns per link).
-            var positions: ItemPositions?
-            func position(of id: Int64) -> Int? {
-                if positions == nil { positions = ItemPositions(outlines.lazy.map(\.id)) }
-                return positions![id]
-            }
+        try read { db in
+            // Links and subtitle tracks first, by item id (an SQL join would repeat every
+            // item's columns per link); most libraries have few.
+            var categoryIDs: [Int64: [Int64]] = [:]
             try SQLiteColumns.forEachRow(db, sql: "SELECT itemID, categoryID FROM itemCategory") { row in
-                if let index = position(of: row.int64(0)) { outlines[index].categoryIDs.append(row.int64(1)) }
+                categoryIDs[row.int64(0), default: []].append(row.int64(1))
             }
             // Tracks in catalog order: a subtitle file's number in the mount is its place in the list.
             // The column only ever holds what `JSONText` wrote; anything else counts as no tracks.
+            var subtitles: [Int64: [SubtitleTrack]] = [:]
             try SQLiteColumns.forEachRow(db, sql: """
                 SELECT item.id, json_extract(track.value, '$.language'), json_extract(track.value, '$.url'),
                        json_extract(track.value, '$.format')
@@ -46,37 +46,24 @@ extension LibraryStore {
                       AND json_valid(item.subtitles) AND json_type(item.subtitles) = 'array'
                 ORDER BY item.id, track.key
                 """) { row in
-                guard let index = position(of: row.int64(0)), let language = row.text(1), let url = row.text(2) else { return }
-                outlines[index].subtitles.append(SubtitleTrack(language: language, url: url, format: row.text(3)))
+                guard let language = row.text(1), let url = row.text(2) else { return }
+                subtitles[row.int64(0), default: []].append(SubtitleTrack(language: language, url: url, format: row.text(3)))
             }
-            return outlines
+            try SQLiteColumns.forEachRow(db, sql: """
+                SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
+                       item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL
+                FROM item JOIN source ON source.id = item.sourceID
+                WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL
+                ORDER BY source.name, item.title, item.id
+                """) { row in
+                let id = row.int64(0)
+                try body(ItemOutline(
+                    id: id, sourceID: row.int64(1), fileName: row.text(2) ?? "",
+                    type: row.value(3, spelledIn: types) ?? .file, state: row.value(4, spelledIn: states) ?? .failed,
+                    size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
+                    downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
+                    hasThumbnail: row.bool(10), subtitles: subtitles[id] ?? [], categoryIDs: categoryIDs[id] ?? []))
+            }
         }
-    }
-}
-
-/// Item id → position in a list. Ids are handed out in order and rarely removed, so they
-/// are usually dense: then an array indexed by id, else a dictionary.
-struct ItemPositions {
-    private var first: Int64 = 0
-    private var dense: [Int32] = []
-    private var sparse: [Int64: Int] = [:]
-
-    init(_ ids: some Collection<Int64>) {
-        guard let low = ids.min(), let high = ids.max() else { return }
-        if high - low < Int64(ids.count) * 4 + 1024, ids.count < Int(Int32.max) {
-            first = low
-            dense = [Int32](repeating: -1, count: Int(high - low) + 1)
-            for (position, id) in ids.enumerated() { dense[Int(id - low)] = Int32(position) }
-        } else {
-            sparse.reserveCapacity(ids.count)
-            for (position, id) in ids.enumerated() { sparse[id] = position }
-        }
-    }
-
-    subscript(id: Int64) -> Int? {
-        guard !dense.isEmpty else { return sparse[id] }
-        guard id >= first, id - first < Int64(dense.count) else { return nil }
-        let position = dense[Int(id - first)]
-        return position < 0 ? nil : Int(position)
     }
 }
