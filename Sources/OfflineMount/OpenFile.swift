@@ -37,8 +37,10 @@ final class OpenFile: Sendable {
     private let descriptor = Mutex<Int32>(-1)  // protected: the cache file, opened at first use (leaf lock)
 
     /// Read-ahead for the first sequential read, doubled on each next one up to `maxReadAhead`.
+    /// 8 MiB is most of a second of a 100 Mbit/s origin; with 16 MiB a cold read was no
+    /// faster and held twice the staging blocks (docs/transfers.md).
     static let firstReadAhead: Int64 = 256 << 10
-    static let maxReadAhead: Int64 = 16 << 20
+    static let maxReadAhead: Int64 = 8 << 20
 
     init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String, baseOffset: Int64 = 0,
          memory: [UInt8]? = nil, joined: HLSJoinedFile? = nil, playbackOffset: Int64? = nil) {

@@ -189,7 +189,7 @@ final class CachedFile: Sendable {
 
     /// Bytes stay in the page cache for this many flushes after their own (a flush comes every
     /// `FetchSettings.flushBytes`, 16 MiB, while bytes stream in), then the kernel is told to
-    /// drop them: by then a sequential reader, at most its read-ahead (16 MiB) behind the
+    /// drop them: by then a sequential reader, at most its read-ahead (8 MiB) behind the
     /// newest bytes, has read them. The freed pages are what the next bytes are written into.
     /// On a virtual machine that gives freed memory back to its host, writing into pages never
     /// touched before costs a fault in the host for each page (seen here: the cache file's

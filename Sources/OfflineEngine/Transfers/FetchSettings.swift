@@ -21,7 +21,10 @@ public struct FetchSettings: Sendable {
     public var maxRestarts: Int
     /// Arriving bytes gather in this many 1 MiB blocks at most, engine-wide, before they go to
     /// the cache files past the page cache (`StagingBlock`); 0: written as they come, through
-    /// the page cache. 40: four readers streaming at once keep about their read-ahead each.
+    /// the page cache. 24: one streaming reader keeps its whole read-ahead (8 MiB) and what it
+    /// reads next in memory; four at once share them, each held back while its own blocks are
+    /// written. A larger pool made a cold read slower here, not faster (the blocks no longer
+    /// fit the CPU's cache between arriving and being read), and cost its size in RSS.
     public var stagingBlocks: Int
     /// A reader that wants this many bytes at once or more (its read plus its read-ahead)
     /// streams: its fetch asks the origin for the rest of the file and pauses whenever it is
@@ -35,7 +38,7 @@ public struct FetchSettings: Sendable {
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
                 flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 384 << 10,
-                maxRestarts: Int = 3, stagingBlocks: Int = 40, streamBytes: Int64 = 384 << 10,
+                maxRestarts: Int = 3, stagingBlocks: Int = 24, streamBytes: Int64 = 384 << 10,
                 pausedFetchLimit: Duration = .seconds(15)) {
         self.timeouts = timeouts
         self.flushBytes = flushBytes
