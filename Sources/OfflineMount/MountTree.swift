@@ -65,18 +65,16 @@ public final class MountTree: Sendable {
     /// - Returns: whether it rebuilt.
     @discardableResult
     public func refresh(force: Bool = false, changed: (_ old: TreeSnapshot, _ new: TreeSnapshot) -> Void = { _, _ in }) -> Bool {
-        let rebuilt = building.withLock { token -> Bool in
-            guard let (old, new) = build(force: force, token: &token) else { return false }
-            changed(old, new)
-            return true
-        }
+        var trees = building.withLock { token in build(force: force, token: &token) }
         // After the first attempt requests go on, with the last good tree if it failed.
         openWithoutBuilding()
+        guard trees != nil else { return false }
+        if let (old, new) = trees.take() { changed(old, new) }
         // The old tree and the rows it was built from are gone now. malloc keeps what they
         // held for later allocations, and nothing as large comes until the next build: give
         // it back (about a fifth of the tree's size at 100,000 items).
-        if rebuilt { csystem_release_free_memory() }
-        return rebuilt
+        csystem_release_free_memory()
+        return true
     }
 
     private func build(force: Bool, token: inout StoreChangeToken?) -> (old: TreeSnapshot, new: TreeSnapshot)? {
