@@ -22,30 +22,30 @@ struct NameIndex: Sendable {
     /// The position of `name` among `children`, if it is there.
     func position(of name: FileName, in children: [TreeChild]) -> Int? {
         guard !slots.isEmpty else { return nil }
-        let mask = slots.count - 1
-        var slot = name.hashValue & mask
-        while slots[slot] != 0 {
-            let position = Int(slots[slot]) - 1
-            if children[position].name == name { return position }
-            slot = (slot + 1) & mask
-        }
-        return nil
+        return probe(name, in: children).found
     }
 
     /// Records that `children[position]` is named `name`, unless the name is there already.
     /// - Returns: the position that holds the name now: `position`, or the one before.
     mutating func insert(_ name: FileName, at position: Int, in children: [TreeChild]) -> Int {
         if (count + 1) * 2 > slots.count { rehash(to: Self.slotCount(for: count + 1), in: children) }
-        let mask = slots.count - 1
-        var slot = name.hashValue & mask
-        while slots[slot] != 0 {
-            let existing = Int(slots[slot]) - 1
-            if children[existing].name == name { return existing }
-            slot = (slot + 1) & mask
-        }
+        let (slot, found) = probe(name, in: children)
+        if let found { return found }
         slots[slot] = UInt32(position + 1)
         count += 1
         return position
+    }
+
+    /// Where `name` is (its slot and position), or the empty slot where it would go.
+    private func probe(_ name: FileName, in children: [TreeChild]) -> (slot: Int, found: Int?) {
+        let mask = slots.count - 1
+        var slot = name.hashValue & mask
+        while slots[slot] != 0 {
+            let position = Int(slots[slot]) - 1
+            if children[position].name == name { return (slot, position) }
+            slot = (slot + 1) & mask
+        }
+        return (slot, nil)
     }
 
     /// A power of two at least twice `names` (16 at least).

@@ -5,9 +5,6 @@ extension LibraryStore {
     /// Every item a listing shows (those with a file name, tombstones left out) in listing
     /// order: source name, then title, then id, as `items(matching:)`. The mount builds its
     /// tree from these on every change, so only the listed columns are read.
-    ///
-    /// The query scans the table: with `fileName IS NOT NULL` free to use the file name's
-    /// index, SQLite walked the index and looked up every row from it.
     public func itemOutlines() throws -> [ItemOutline] {
         var outlines: [ItemOutline] = []
         try forEachItemOutline { outlines.append($0) }
@@ -26,6 +23,9 @@ extension LibraryStore {
     /// `itemOutlines()` one at a time, in the same order, none kept: the mount's tree build
     /// holds the tree it replaces meanwhile, and 100,000 outlines at once were another ~18 MB.
     /// `body` runs inside one read of the store; it must not use the store.
+    ///
+    /// The query scans the table: with `fileName IS NOT NULL` free to use the file name's
+    /// index, SQLite walked the index and looked up every row from it.
     public func forEachItemOutline(_ body: (ItemOutline) throws -> Void) throws {
         let (types, states) = (Spellings(ItemType.allCases, \.rawValue), Spellings(ItemState.allCases, \.rawValue))
         try read { db in
