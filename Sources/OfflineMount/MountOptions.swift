@@ -12,9 +12,12 @@ public struct MountOptions: Hashable, Sendable {
     public var readTimeout: Duration = .seconds(30)
     /// How often the tree is checked against the store (`refresh=1s`).
     public var refreshInterval: Duration = .seconds(1)
-    /// Seconds the kernel may cache names and attributes (`cache-timeout=1s`). Changes are
-    /// also notified, so a longer time costs nothing but what a lost notification would hide.
-    public var cacheTimeout: Double = 1
+    /// Seconds the kernel may cache names and attributes (`cache-timeout=60s`). Every change
+    /// to them is notified (`TreeDiff`), so the time only bounds what a lost notification
+    /// would hide; with 1 s, an `open` after a pause cost a lookup and, with
+    /// `default_permissions`, a `getattr` per folder on its path (0.2–0.5 ms here).
+    /// Sizes the tree does not hold are kept a second at most (`attributeTimeout(for:_:)`).
+    public var cacheTimeout: Double = 60
     public var allowOther = false
     public var autoUnmount = true
     /// libfuse's `debug`: every request logged on stderr.

@@ -127,7 +127,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         // answered while the tree is still being built (the mount is up as soon as it mounts).
         let snapshot = NodeID(inode: inode) == .root ? tree.snapshotWithoutWaiting : tree.snapshot
         switch attributes(snapshot, inode) {
-        case .success(let attributes): reply.succeed(attributes, timeout: timeout(for: inode))
+        case .success(let attributes): reply.succeed(attributes, timeout: attributeTimeout(for: inode, snapshot))
         case .failure(let errno): reply.fail(errno)
         }
     }
@@ -208,7 +208,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         guard let (snapshot, folder) = openDirectory(file.handle) else { return reply.fail(.badFileDescriptor) }
         reply.succeed(listing(folder, from: offset).lazy.compactMap { [self] name, inode, _, next in
             guard case .success(let attributes) = attributes(snapshot, inode) else { return nil }
-            return DirectoryEntryPlus(name: name, entry: entry(attributes), nextOffset: next)
+            return DirectoryEntryPlus(name: name, entry: entry(attributes, snapshot), nextOffset: next)
         })
     }
 
@@ -297,7 +297,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         } else {
             return .success(.negative(timeout: cacheTimeout))
         }
-        return attributes(snapshot, inode).map(entry)
+        return attributes(snapshot, inode).map { entry($0, snapshot) }
     }
 
     /// Attributes from the tree, with a side file's size from the cache.
@@ -325,16 +325,34 @@ public final class OfflineFileSystem: FileSystemOperations {
         return .success(attributes)
     }
 
-    private func entry(_ attributes: FileAttributes) -> Entry {
-        Entry(attributes: attributes, attributeTimeout: timeout(for: attributes.inode), entryTimeout: cacheTimeout)
+    private func entry(_ attributes: FileAttributes, _ snapshot: TreeSnapshot) -> Entry {
+        Entry(attributes: attributes, attributeTimeout: attributeTimeout(for: attributes.inode, snapshot),
+              entryTimeout: cacheTimeout)
     }
 
-    /// Attributes of the hidden files are never cached: `.events` grows and `tail -f` polls
-    /// `fstat`; nor are HLS parts', whose sizes appear as their bytes arrive.
-    func timeout(for inode: UInt64) -> Double {
-        if case .hlsPart? = NodeID(inode: inode) { return 0 }
-        return inode >= HiddenFile.control.inode && inode < 16 ? 0 : cacheTimeout
+    /// How long the kernel may keep a node's attributes. Those the tree holds (folders, media)
+    /// are kept for `cacheTimeout`: every change to them is notified (`TreeDiff`). A size
+    /// that lives outside the tree is not: a side file's, an HLS playlist's or one-file
+    /// view's grows as its bytes arrive, so it is kept a second at most. The hidden files'
+    /// are never kept (`.events` grows and `tail -f` polls `fstat`), nor HLS parts'.
+    func attributeTimeout(for inode: UInt64, _ snapshot: TreeSnapshot) -> Double {
+        Self.attributeTimeout(for: NodeID(inode: inode), cacheTimeout: cacheTimeout) { snapshot.items[$0]?.isHLS ?? true }
     }
+
+    static func attributeTimeout(for node: NodeID?, cacheTimeout: Double, isHLS: (_ itemID: Int64) -> Bool) -> Double {
+        switch node {
+        case .hlsPart?, .hidden?:
+            return 0
+        case .itemFile(let itemID, let file)?:
+            let sizeFromTree = file == 0 && !isHLS(itemID)
+            return sizeFromTree ? cacheTimeout : min(cacheTimeout, untrackedSizeTimeout)
+        default:
+            return cacheTimeout
+        }
+    }
+
+    /// Seconds the kernel may keep a size the tree does not track (see `attributeTimeout`).
+    static let untrackedSizeTimeout: Double = 1
 
     func doOpen(inode: UInt64, file: FileInfo) -> Result<OpenAnswer, Errno> {
         if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file).map { OpenAnswer(file: $0) } }
