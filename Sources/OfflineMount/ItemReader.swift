@@ -16,6 +16,8 @@ import Synchronization
 struct OpenAnswer {
     var file: FileInfo
     var passthrough: BackingFile?
+    /// Runs once the open is answered: work the opener need not wait for.
+    var afterReply: (@Sendable () -> Void)?
 }
 
 /// The read path: open files, and reads answered from the cache file (spliced) or, for
@@ -78,7 +80,6 @@ final class ItemReader: Sendable {
         if entry.isMedia {
             // From the tree (rebuilt whenever the store changes): no store read on open.
             if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
-            byteSource.startFirstWindow(itemID: item.id, file: entry.key)  // on its way while the open is answered
             size = Int64(item.size)
             let whole = item.state == .cached
                 || (item.size > 0 && byteSource.isWhole(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
@@ -113,7 +114,12 @@ final class ItemReader: Sendable {
         }
         if entry.isMedia { byteSource.readerOpened(itemID: item.id) }
         if case .passthrough(let backing)? = mode { return .success(OpenAnswer(file: answer, passthrough: backing)) }
-        return .success(OpenAnswer(file: answer))
+        guard entry.isMedia else { return .success(OpenAnswer(file: answer)) }
+        // The first bytes are on their way while the program gets its open and asks for them.
+        // Only after the answer: the transfer thread, woken on this CPU, would otherwise run
+        // before the answer is sent (0.3 ms of connecting, measured with ftrace).
+        let (byteSource, itemID, key) = (byteSource, item.id, entry.key)
+        return .success(OpenAnswer(file: answer, afterReply: { byteSource.startFirstWindow(itemID: itemID, file: key) }))
     }
 
     /// Whether reads of `item`'s media may bypass the mount: not while a rental's play clock

@@ -159,6 +159,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             } else {
                 reply.succeed(answer.file)
             }
+            answer.afterReply?()
         case .failure(let errno): reply.fail(errno)
         }
     }
