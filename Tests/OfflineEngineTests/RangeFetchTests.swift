@@ -41,8 +41,7 @@ import Testing
     }
 
     @Test func firstReadJoinsTheTransferTheOpenStarted() throws {
-        let fixture = try TransferFixture(settings: FetchSettings(timeouts: TransferFixture.testSettings.timeouts,
-                                                                  firstWindow: 300_000))
+        let fixture = try TransferFixture()
         defer { fixture.close() }
         let size: Int64 = 1 << 20
         let item = try fixture.addItem("v.mp4", size: size, seed: 6)
@@ -51,11 +50,30 @@ import Testing
         fixture.fetcher.startFirstWindow(itemID: item.id, file: "media")
         // When its first read asks for the first 64 KiB
         guard case .success = fixture.fetch(item, 0..<65_536) else { Issue.record("first read failed"); return }
-        // Then the bytes came from the one transfer the open started, for the whole first window
+        // Then the bytes came from the one transfer the open started, for exactly the first window
         let requests = fixture.origin.requests(for: "/v.mp4")
         #expect(requests.count == 1, "\(requests)")
-        #expect(requests.first?.header("range") == "bytes=0-299999")
+        #expect(requests.first?.header("range") == "bytes=0-\(FetchSettings().firstWindow - 1)")
         #expect(try fixture.cachedBytes(item, 0..<65_536) == GeneratedBytes(size: size, seed: 6).bytes(in: 0..<65_536))
+    }
+
+    @Test func aReaderPastTheFirstWindowStreamsFromItsEnd() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 4 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 8)
+        let window = FetchSettings().firstWindow
+        // Given an open that started the first window
+        fixture.fetcher.startFirstWindow(itemID: item.id, file: "media")
+        // When a sequential reader reads 1 MiB with a 1 MiB read-ahead
+        guard case .success = fixture.fetch(item, 0..<(1 << 20), readAhead: 1 << 20) else {
+            Issue.record("read failed")
+            return
+        }
+        // Then the window was asked for exactly, and the rest streams from its end in one request
+        let ranges = fixture.origin.requests(for: "/v.mp4").compactMap { $0.header("range") }
+        #expect(ranges == ["bytes=0-\(window - 1)", "bytes=\(window)-"])
+        #expect(try fixture.cachedBytes(item, 0..<(1 << 20)) == GeneratedBytes(size: size, seed: 8).bytes(in: 0..<(1 << 20)))
     }
 
     @Test func startingTheEngineOnlyPreparesTheReadPath() throws {

@@ -52,6 +52,9 @@ struct Waiter: Sendable {
     /// `upperBound == Int64.max`: to the end of the file, whatever its size.
     var range: Range<Int64>
     var readAhead: Int64
+    /// Whether a fetch started for this waiter may stream (ask for the rest of the file) when
+    /// it wants `streamBytes` or more; false asks the origin for exactly what it wants.
+    var mayStream = true
     /// Takes the bytes from memory instead of `completion` (`ItemByteSource`), if set: called
     /// as soon as all of them have arrived, before they are in the file.
     var bytes: (@Sendable (BytesInMemory) -> Void)?
@@ -184,7 +187,7 @@ struct CachedFileState: Sendable {
                         offset = end
                         continue
                     }
-                    var stop = wanted - offset >= settings.streamBytes ? Int64.max : wanted
+                    var stop = waiter.mayStream && wanted - offset >= settings.streamBytes ? Int64.max : wanted
                     if let held = present.nextHeld(atOrAfter: offset) { stop = min(stop, held) }
                     for fetch in fetches.values where isLive(fetch) && fetch.unwrittenFrom > offset { stop = min(stop, fetch.unwrittenFrom) }
                     if let total { stop = min(stop, total) }

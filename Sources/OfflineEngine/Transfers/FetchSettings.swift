@@ -14,7 +14,8 @@ public struct FetchSettings: Sendable {
     /// What a reader's open fetches before its first read (`ItemByteSource.startFirstWindow`):
     /// the kernel's first read of a file (its 128 KiB read-ahead) and the mount's first
     /// read-ahead after it (256 KiB), so that the first read joins the transfer the open
-    /// started instead of starting another.
+    /// started instead of starting another. It is asked for exactly (a bounded range), never
+    /// streamed: a reader that reads past it gets a streaming fetch from its end.
     public var firstWindow: Int64
     /// Times an item file may start over because the origin's file changed, before the
     /// fetch fails with `contentChanged`.
