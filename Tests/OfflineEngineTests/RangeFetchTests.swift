@@ -1,5 +1,5 @@
 import Foundation
-import OfflineEngine
+@testable import OfflineEngine
 import OfflineHTTP
 import OfflineStore
 import OfflineTestSupport
@@ -83,10 +83,12 @@ import Testing
         // When the engine starts its threads (which warm up the read path) and stops
         fixture.engine.startThreads()
         fixture.engine.shutdown()  // waits for the warm-up
-        // Then the cache folder is ready for the first file, and nothing was fetched or claimed
+        // Then the cache folder and one staging block are ready for the first bytes, and
+        // nothing was fetched or claimed
         var isFolder: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: fixture.fetcher.cacheFolder.path, isDirectory: &isFolder))
         #expect(isFolder.boolValue)
+        #expect(fixture.fetcher.stagingBlocksAllocated == 1)
         #expect(fixture.origin.requests.isEmpty)
         #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
         #expect(!FileManager.default.fileExists(atPath: fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")))

@@ -71,6 +71,22 @@ final class StagingPool: Sendable {
         for memory in state.withLock({ $0.free }) { free(memory.pointer) }
     }
 
+    /// Allocates a block and touches its pages, so that a mount's first read does not wait
+    /// for a fresh mapping and its page faults (~0.1 ms for a first window, in ftrace). One
+    /// block (1 MiB) is kept ready this way: the first one, which the free list hands out first.
+    func prepareBlock() {
+        var pointer: UnsafeMutableRawPointer?
+        guard posix_memalign(&pointer, StagingBlock.alignment, StagingBlock.size) == 0, let pointer else { return }
+        memset(pointer, 0, StagingBlock.size)
+        let kept = state.withLock { s -> Bool in
+            guard s.allocated < capacity else { return false }
+            s.allocated += 1
+            s.free.append(Memory(pointer: pointer))
+            return true
+        }
+        if !kept { free(pointer) }
+    }
+
     /// A block for the bytes from `offset` on, or nil when every block is in use.
     func block(for offset: Int64, generation: Int) -> StagingBlock? {
         let memory = state.withLock { s -> Memory? in
