@@ -71,8 +71,9 @@ import Testing
             return
         }
         // Then the window was asked for exactly, and the rest streams from its end in one request
+        // (on a second connection: the origin may see either first)
         let ranges = fixture.origin.requests(for: "/v.mp4").compactMap { $0.header("range") }
-        #expect(ranges == ["bytes=0-\(window - 1)", "bytes=\(window)-"])
+        #expect(ranges.sorted() == ["bytes=0-\(window - 1)", "bytes=\(window)-"].sorted())
         #expect(try fixture.cachedBytes(item, 0..<(1 << 20)) == GeneratedBytes(size: size, seed: 8).bytes(in: 0..<(1 << 20)))
     }
 
