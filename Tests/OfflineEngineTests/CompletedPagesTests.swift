@@ -4,8 +4,8 @@ import OfflineStore
 import OfflineTestSupport
 import Testing
 
-/// A file whose every byte was just fetched leaves the page cache once nobody has its item
-/// open (`RangeFetcher.fileCompleted`); the pages of a cached item read again stay.
+/// The pages a download wrote through the page cache leave it once the file is complete
+/// (`RangeFetcher.fileCompleted`); the pages readers bring in stay.
 @Suite struct CompletedPagesTests {
     private let size: Int64 = 4 << 20
 
@@ -45,20 +45,17 @@ import Testing
     }
 
     @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))
-    func anOpenItemKeepsItsPagesUntilItsLastClose() throws {
+    func aReaderOpenAtTheCompletionKeepsThePagesItReads() throws {
         let (fixture, item, path) = try uncachedItem(seed: 12)
         defer { fixture.close() }
-        // Given two readers of an item, when its last bytes arrive and are flushed
-        fixture.fetcher.readerOpened(itemID: item.id)
+        // Given a reader that opened an item before its last bytes arrived and were flushed
         fixture.fetcher.readerOpened(itemID: item.id)
         try fetchAll(fixture, item)
-        // Then its pages stay while either reader has it open (they may still read it)
-        #expect(try PageCache.residentBytes(of: path) == size)
+        // When it reads the whole item and closes it
+        #expect(try fixture.cachedBytes(item, 0..<size) == GeneratedBytes(size: size, seed: 12).bytes(in: 0..<size))
         fixture.fetcher.readerClosed(itemID: item.id)
+        // Then the pages it read stay: the next read of the item is from memory, not the disk
         #expect(try PageCache.residentBytes(of: path) == size)
-        // And go at the last close
-        fixture.fetcher.readerClosed(itemID: item.id)
-        #expect(try PageCache.residentBytes(of: path) == 0)
     }
 
     @Test(.enabled(if: PageCache.canDropPages(of: FileManager.default.temporaryDirectory.path)))

@@ -37,6 +37,10 @@ final class CacheFile: Sendable {
     private static let openDirectFlag: Int32? = nil
     #endif
 
+    /// Bytes `write` put through the page cache since `releaseWrittenPages` last ran: the pages
+    /// a download leaves there (`writeDirect` leaves none).
+    private let writtenThroughPageCache = Mutex(RangeSet())
+
     init(path: String) {
         self.path = path
     }
@@ -90,6 +94,7 @@ final class CacheFile: Sendable {
             }
             done += written
         }
+        writtenThroughPageCache.withLock { $0.insert(offset..<(offset + Int64(bytes.count))) }
     }
 
     /// Writes `bytes` at `offset` past the page cache (`O_DIRECT`): the caller aligns memory,
@@ -158,15 +163,19 @@ final class CacheFile: Sendable {
         }
     }
 
-    /// Asks the kernel to drop the file's clean pages from its page cache (a hint: dirty or
-    /// mapped pages stay). Does nothing to a file not opened yet.
-    func releaseCachedPages() {
-        let fd = descriptor.withLock { $0 }
-        guard fd >= 0 else { return }
-        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+    /// Asks the kernel to drop the pages `write` put in the page cache, but those of `kept`
+    /// (a hint: dirty or mapped pages stay). The pages readers brought in stay.
+    func releaseWrittenPages(keeping kept: [Range<Int64>]) {
+        let written = writtenThroughPageCache.withLock { ranges in
+            defer { ranges = RangeSet() }
+            return ranges
+        }
+        let keep = RangeSet(kept)
+        releaseCachedPages(written.ranges.flatMap { keep.gaps(in: $0) })
     }
 
-    /// `releaseCachedPages()` for `ranges`, from the start of the page each begins in. The
+    /// Asks the kernel to drop the clean pages of `ranges` from its page cache (a hint: dirty
+    /// or mapped pages stay), from the start of the page each begins in. The
     /// kernel drops only whole pages of a range: a page split between two ranges would stay
     /// unless the later range takes it (a dirty page stays anyway; a clean one is read again
     /// from the disk if needed).

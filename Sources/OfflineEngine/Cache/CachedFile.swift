@@ -198,6 +198,12 @@ final class CachedFile: Sendable {
     /// of the kind. A reader further behind reads those bytes from the disk.
     static let flushesKeptInMemory = 2
 
+    /// The bytes of the last `flushesKeptInMemory` flushes: a reader at the edge of the stream
+    /// reads them next.
+    var recentlyFlushedRanges: [Range<Int64>] {
+        state.withLock { $0.recentlyFlushed.flatMap { $0 } }
+    }
+
     /// Flushes several files of one library: each file's bytes are `fdatasync`ed, then one
     /// store transaction claims them all (one WAL sync for a batch of small HLS segments
     /// instead of one each). Every file's `commitLock` is held throughout, taken in one global
