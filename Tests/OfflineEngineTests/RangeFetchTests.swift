@@ -85,11 +85,15 @@ import Testing
         fixture.engine.startThreads()
         fixture.engine.shutdown()  // waits for the warm-up
         // Then the cache folder and one staging block are ready for the first bytes, and
-        // nothing was fetched or claimed
+        // nothing was fetched from the origin or claimed
         var isFolder: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: fixture.fetcher.cacheFolder.path, isDirectory: &isFolder))
         #expect(isFolder.boolValue)
         #expect(fixture.fetcher.stagingBlocksAllocated == 1)
+        // (the transfer path was rehearsed against a responder on the loopback interface,
+        // which left no file behind)
+        #expect(fixture.fetcher.rehearsalSucceeded == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.fetcher.cacheFolder.path).isEmpty)
         #expect(fixture.origin.requests.isEmpty)
         #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
         #expect(!FileManager.default.fileExists(atPath: fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")))

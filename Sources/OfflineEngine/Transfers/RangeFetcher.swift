@@ -31,6 +31,8 @@ public final class RangeFetcher: ItemByteSource {
     private let blockWrites = DispatchQueue(label: "offlinefs.block-writes")
     private let warmingUp = DispatchGroup()
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
+    /// How the warm-up's `ReadRehearsal` went.
+    private let rehearsal = Mutex<Bool?>(nil)
     /// Sized up front, so that a reader's first open does not instantiate its storage type.
     private let files = Mutex([FileID: CachedFile](minimumCapacity: 16))
     private let readers = Mutex(Readers())
@@ -90,7 +92,8 @@ public final class RangeFetcher: ItemByteSource {
     /// open of a mount pays ~1 ms of one-time set-up (Swift type metadata and protocol
     /// conformance look-ups, SQLite statements, code first paged in) while its reader waits.
     /// Also makes the cache folder, which the first cache file would otherwise make, and reads
-    /// the origins of uncached media (`MediaOriginIndex`), and readies a staging block.
+    /// the origins of uncached media (`MediaOriginIndex`), readies a staging block, and
+    /// rehearses a first read's transfer on the loopback interface (`ReadRehearsal`).
     private func warmUp() {
         mkdir(cacheFolderPath, 0o755)
         staging?.prepareBlock()
@@ -103,7 +106,16 @@ public final class RangeFetcher: ItemByteSource {
             _ = Self.isError(failure)
         }
         mediaOrigins?.load()
+        let rehearsed = ReadRehearsal.run(in: cacheFolderPath) { origin, path in
+            try CachedFile(itemID: 0, key: "media", stored: StoredCacheFile(origin: origin, validator: nil, ranges: []),
+                           path: path, loop: loop, index: DiscardingCacheIndex(), settings: settings, flusher: flusher,
+                           callbacks: callbacks, staging: staging, blockWrites: blockWrites)
+        }
+        rehearsal.withLock { $0 = rehearsed }
     }
+
+    /// Whether the warm-up's rehearsal fetch got its bytes; nil before it ran (tests).
+    var rehearsalSucceeded: Bool? { rehearsal.withLock { $0 } }
 
     /// A run-time conformance check (not folded at compile time, unlike `T.self is any Error.Type`).
     @_optimize(none)
