@@ -136,7 +136,11 @@ struct MountLifecycleTests {
         let mount = try MountedLibrary(fixture, options: ["noauto_unmount"])
         defer { mount.cleanUp() }
         mount.daemon.kill(SIGKILL)
-        #expect(mount.daemon.wait(deadline: 5))
+        let ended = mount.daemon.wait(deadline: 5)
+        #expect(ended, "the daemon outlived kill -9; its threads:\n\(StuckDaemon.threads(of: mount.daemon.pid))")
+        // (Seen once in a full run, 2026-11-24: the stat below then waited forever on the
+        // live connection. Aborting it leaves the same dead mount and lets the suite go on.)
+        if !ended { StuckDaemon.abortConnection(of: fixture.mountpoint) }
         // A dead mount stays in the table: "Transport endpoint is not connected".
         #expect(MountTable.isMounted(fixture.mountpoint))
         var info = stat()
