@@ -12,18 +12,19 @@ import OfflineStore
 /// transfer path does only once in a process: libcurl's first handle and connection, the
 /// Swift runtime's type metadata for the response and staging code, that code's first paging
 /// in. ftrace of a first 64 KiB read showed ~0.2 ms between the response's arrival and the
-/// answer that a second read in the same process does not pay (docs/reads.md, "First bytes").
+/// answer that a second read in the same process does not pay (docs/reads.md, "The first read
+/// of an uncached item").
 enum ReadRehearsal {
     /// Bytes the responder sends: one first read's worth.
     static let size = 64 << 10
     /// The most the engine's start waits for it (a proxy in the environment may swallow it).
-    static let timeout: DispatchTimeInterval = .seconds(1)
+    static let timeoutMilliseconds: Int32 = 1000
 
     /// Runs the rehearsal with `makeFile`'s cache file (origin and path given); true when its
     /// bytes arrived. Blocking; on the warm-up thread. Leaves no file behind.
     static func run(in folder: String, makeFile: (FetchOrigin, String) throws -> CachedFile) -> Bool {
         guard let responder = LoopbackResponder(body: size) else { return false }
-        responder.serveOne(within: timeout)
+        responder.serveOne(within: timeoutMilliseconds)
         let path = folder + "/.rehearsal-\(getpid())"
         let origin = FetchOrigin(url: "http://127.0.0.1:\(responder.port)/rehearsal", destinationPolicy: .any)
         guard let file = try? makeFile(origin, path) else {
@@ -32,10 +33,10 @@ enum ReadRehearsal {
         }
         let arrived = DispatchSemaphore(value: 0)
         let got = Box(false)
-        _ = file.request(0..<Int64(size), readAhead: 0, deadline: .now + .seconds(1), mayStream: false,
+        _ = file.request(0..<Int64(size), readAhead: 0, deadline: .now + .milliseconds(timeoutMilliseconds), mayStream: false,
                          bytes: { _ in got.set(true); arrived.signal() },
                          completion: { result in got.set((try? result.get()) != nil); arrived.signal() })
-        _ = arrived.wait(timeout: .now() + timeout)
+        _ = arrived.wait(timeout: .now() + .milliseconds(Int(timeoutMilliseconds)))
         try? file.discard()
         file.dropRecentBlocks()
         unlink(path)
@@ -83,10 +84,8 @@ private final class LoopbackResponder: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
     }
 
-    /// Serves one request on a new thread, giving up after `timeout`.
-    func serveOne(within timeout: DispatchTimeInterval) {
-        let milliseconds: Int32
-        if case .seconds(let seconds) = timeout { milliseconds = Int32(seconds * 1000) } else { milliseconds = 1000 }
+    /// Serves one request on a new thread, giving up on a step that waits longer than `milliseconds`.
+    func serveOne(within milliseconds: Int32) {
         let thread = Thread { [self] in
             guard wait(for: listener, milliseconds) else { return }
             let connection = accept(listener, nil, nil)
