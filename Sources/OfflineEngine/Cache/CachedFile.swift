@@ -204,7 +204,8 @@ final class CachedFile: Sendable {
         state.withLock { $0.recentlyFlushed.flatMap { $0 } }
     }
 
-    /// Flushes several files of one library: each file's bytes are `fdatasync`ed, then one
+    /// Flushes several files of one library (all through the first file's index: a
+    /// `Flusher` serves one engine's files only): each file's bytes are `fdatasync`ed, then one
     /// store transaction claims them all (one WAL sync for a batch of small HLS segments
     /// instead of one each). Every file's `commitLock` is held throughout, taken in one global
     /// order (no path holds one while waiting for another), so no claim lands after a reset

@@ -106,11 +106,17 @@ public final class RangeFetcher: ItemByteSource {
             _ = Self.isError(failure)
         }
         mediaOrigins?.load()
+        // The rehearsal's file has a flusher of its own: one flush commits a whole batch through
+        // its first file's index, and this file's index records nothing, so a real file
+        // flushed in the same batch would lose its claim (seen once: an item `cached` in the
+        // store with a fifth of its bytes unclaimed).
+        let rehearsalFlusher = Flusher()
         let rehearsed = ReadRehearsal.run(in: cacheFolderPath) { origin, path in
             try CachedFile(itemID: 0, key: "media", stored: StoredCacheFile(origin: origin, validator: nil, ranges: []),
-                           path: path, loop: loop, index: DiscardingCacheIndex(), settings: settings, flusher: flusher,
-                           callbacks: callbacks, staging: staging, blockWrites: blockWrites)
+                           path: path, loop: loop, index: DiscardingCacheIndex(), settings: settings,
+                           flusher: rehearsalFlusher, callbacks: callbacks, staging: staging, blockWrites: blockWrites)
         }
+        rehearsalFlusher.stop()
         rehearsal.withLock { $0 = rehearsed }
     }
 
