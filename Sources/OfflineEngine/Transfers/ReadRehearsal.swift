@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import OfflineHTTP
 import OfflineStore
+import Synchronization
 
 /// One small range fetch run end to end while the engine starts, before there is work: a
 /// responder of its own on the loopback interface answers it, and its bytes go through a
@@ -17,6 +18,8 @@ import OfflineStore
 enum ReadRehearsal {
     /// Bytes the responder sends: one first read's worth.
     static let size = 64 << 10
+    /// Rehearsals run in this process (engines of one process may share a cache folder).
+    private static let runs = Atomic<Int>(0)
     /// The most the engine's start waits for it.
     static let timeoutMilliseconds: Int32 = 1000
 
@@ -28,7 +31,7 @@ enum ReadRehearsal {
         guard ["http_proxy", "all_proxy", "ALL_PROXY"].allSatisfy({ environment[$0] == nil }) else { return false }
         guard let responder = LoopbackResponder(body: size) else { return false }
         responder.serveOne(within: timeoutMilliseconds)
-        let path = folder + "/.rehearsal-\(getpid())"
+        let path = folder + "/.rehearsal-\(getpid())-\(runs.add(1, ordering: .relaxed).newValue)"
         let origin = FetchOrigin(url: "http://127.0.0.1:\(responder.port)/rehearsal", destinationPolicy: .any)
         guard let file = try? makeFile(origin, path) else {
             responder.close()
