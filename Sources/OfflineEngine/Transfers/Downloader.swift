@@ -144,11 +144,3 @@ public final class Downloader: Sendable {
         return DownloadResult(itemID: item.id, state: state, error: error, message: message)
     }
 }
-
-/// Hands a result from the completion's thread to the waiting one.
-private final class OutcomeBox: @unchecked Sendable {
-    // @unchecked: written once before the semaphore is signalled, read after the wait.
-    private var result: Result<Void, FetchError> = .failure(FetchError(.cancelled, "no result"))
-    func set(_ value: Result<Void, FetchError>) { result = value }
-    func get() -> Result<Void, FetchError> { result }
-}

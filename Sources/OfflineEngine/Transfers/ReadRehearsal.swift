@@ -38,25 +38,17 @@ enum ReadRehearsal {
             return false
         }
         let arrived = DispatchSemaphore(value: 0)
-        let got = Box(false)
+        let outcome = OutcomeBox()
         _ = file.request(0..<Int64(size), readAhead: 0, deadline: .now + .milliseconds(timeoutMilliseconds), mayStream: false,
-                         bytes: { _ in got.set(true); arrived.signal() },
-                         completion: { result in got.set((try? result.get()) != nil); arrived.signal() })
+                         bytes: { _ in outcome.set(.success(())); arrived.signal() },
+                         completion: { result in outcome.set(result); arrived.signal() })
         _ = arrived.wait(timeout: .now() + .milliseconds(Int(timeoutMilliseconds)))
         try? file.discard()
         file.dropRecentBlocks()
         unlink(path)
         responder.close()
-        return got.value
-    }
-
-    /// A value set on one thread and read on another.
-    private final class Box: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: Bool
-        init(_ value: Bool) { stored = value }
-        func set(_ value: Bool) { lock.withLock { stored = value } }
-        var value: Bool { lock.withLock { stored } }
+        if case .success = outcome.get() { return true }
+        return false
     }
 }
 
