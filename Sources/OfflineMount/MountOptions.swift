@@ -16,7 +16,7 @@ public struct MountOptions: Hashable, Sendable {
     /// to them is notified (`TreeDiff`), so the time only bounds what a lost notification
     /// would hide; with 1 s, an `open` after a pause cost a lookup and, with
     /// `default_permissions`, a `getattr` per folder on its path (0.2–0.5 ms here).
-    /// Sizes the tree does not hold are kept a second at most (`attributeTimeout(for:_:)`).
+    /// Sizes the tree does not hold are kept a second at most (`OfflineFileSystem.attributeTimeout`).
     public var cacheTimeout: Double = 60
     public var allowOther = false
     public var autoUnmount = true

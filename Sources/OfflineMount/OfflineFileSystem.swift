@@ -134,7 +134,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         // answered while the tree is still being built (the mount is up as soon as it mounts).
         let snapshot = NodeID(inode: inode) == .root ? tree.snapshotWithoutWaiting : tree.snapshot
         switch attributes(snapshot, inode) {
-        case .success(let attributes): reply.succeed(attributes, timeout: attributeTimeout(for: inode, snapshot))
+        case .success(let found): reply.succeed(found.attributes, timeout: found.timeout)
         case .failure(let errno): reply.fail(errno)
         }
     }
@@ -215,8 +215,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     public func readdirplus(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<[DirectoryEntryPlus]>) {
         guard let (snapshot, folder) = openDirectory(file.handle) else { return reply.fail(.badFileDescriptor) }
         reply.succeed(listing(folder, from: offset).lazy.compactMap { [self] name, inode, _, next in
-            guard case .success(let attributes) = attributes(snapshot, inode) else { return nil }
-            return DirectoryEntryPlus(name: name, entry: entry(attributes, snapshot), nextOffset: next)
+            guard case .success(let found) = attributes(snapshot, inode) else { return nil }
+            return DirectoryEntryPlus(name: name, entry: entry(found), nextOffset: next)
         })
     }
 
@@ -305,19 +305,23 @@ public final class OfflineFileSystem: FileSystemOperations {
         } else {
             return .success(.negative(timeout: cacheTimeout))
         }
-        return attributes(snapshot, inode).map { entry($0, snapshot) }
+        return attributes(snapshot, inode).map(entry)
     }
 
-    /// Attributes from the tree, with a side file's size from the cache.
-    func attributes(_ snapshot: TreeSnapshot, _ inode: UInt64) -> Result<FileAttributes, Errno> {
-        if case .hidden(let hidden)? = NodeID(inode: inode) { return hiddenAttributes(hidden) }
+    /// Attributes from the tree, with a side file's size from the cache, and how long the
+    /// kernel may keep them (`attributeTimeout`).
+    func attributes(_ snapshot: TreeSnapshot, _ inode: UInt64) -> Result<(attributes: FileAttributes, timeout: Double), Errno> {
+        let node = NodeID(inode: inode)
+        if case .hidden(let hidden)? = node { return hiddenAttributes(hidden).map { ($0, 0) } }
         guard var attributes = snapshot.attributes(inode) else { return .failure(.noSuchFileOrDirectory) }
         var size: Int64?
-        if case .hlsPart(let itemID, let index)? = NodeID(inode: inode) {
+        var isHLS = false
+        if case .hlsPart(let itemID, let index)? = node {
             guard let part = hls.part(itemID: itemID, index: index) else { return .failure(.noSuchFileOrDirectory) }
             size = hls.size(of: part, itemID: itemID)
         } else if let (item, file) = snapshot.itemFile(inode) {
             let key = item.files[file].key
+            isHLS = item.isHLS
             if item.isHLS && file == 0 {
                 size = hls.playlist(itemID: item.id).map { Int64($0.count) }
             } else if key == TreeItemFile.joinedKey {
@@ -330,12 +334,11 @@ public final class OfflineFileSystem: FileSystemOperations {
             attributes.size = UInt64(size)
             attributes.blocks = (UInt64(size) + 511) / 512
         }
-        return .success(attributes)
+        return .success((attributes, Self.attributeTimeout(for: node, cacheTimeout: cacheTimeout) { _ in isHLS }))
     }
 
-    private func entry(_ attributes: FileAttributes, _ snapshot: TreeSnapshot) -> Entry {
-        Entry(attributes: attributes, attributeTimeout: attributeTimeout(for: attributes.inode, snapshot),
-              entryTimeout: cacheTimeout)
+    private func entry(_ found: (attributes: FileAttributes, timeout: Double)) -> Entry {
+        Entry(attributes: found.attributes, attributeTimeout: found.timeout, entryTimeout: cacheTimeout)
     }
 
     /// How long the kernel may keep a node's attributes. Those the tree holds (folders, media)
@@ -343,10 +346,6 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// that lives outside the tree is not: a side file's, an HLS playlist's or one-file
     /// view's grows as its bytes arrive, so it is kept a second at most. The hidden files'
     /// are never kept (`.events` grows and `tail -f` polls `fstat`), nor HLS parts'.
-    func attributeTimeout(for inode: UInt64, _ snapshot: TreeSnapshot) -> Double {
-        Self.attributeTimeout(for: NodeID(inode: inode), cacheTimeout: cacheTimeout) { snapshot.items[$0]?.isHLS ?? true }
-    }
-
     static func attributeTimeout(for node: NodeID?, cacheTimeout: Double, isHLS: (_ itemID: Int64) -> Bool) -> Double {
         switch node {
         case .hlsPart?, .hidden?:
