@@ -93,19 +93,13 @@ public final class OfflineFileSystem: FileSystemOperations {
     public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration) {
         self.notifier.withLock { $0 = notifier }
         if let backingFiles { reader.passthrough.attach(backingFiles) }
-        // `Result<_, Errno>` is made from its mangled name in `open`; the first check of
-        // `Errno: Error` scans every conformance record (~0.3 ms in perf, while an open waits).
-        _ = Self.isError(Errno.self)
+        ErrorConformances.lookUp([Errno.self])  // `open` makes a `Result<_, Errno>`
         tree.refresh(force: true)
         events.update()
         tree.startRefreshing(every: refreshInterval) { old, new in
             for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
         }
     }
-
-    /// A run-time conformance check (not folded at compile time, unlike `T.self is any Error.Type`).
-    @_optimize(none)
-    private static func isError(_ type: Any.Type) -> Bool { type is any Error.Type }
 
     /// Ends the refresher; requests still waiting for a first build go on with the tree as
     /// it is (for a mount that gives up while starting).

@@ -99,12 +99,7 @@ public final class RangeFetcher: ItemByteSource {
         staging?.prepareBlock()
         index.warmUp()
         CachedFileState.warmUp()
-        // The read path makes `Result`s with these failures from their mangled names, which
-        // checks the failure's `Error` conformance; the first check of a type scans every
-        // conformance record of the binary (~0.3 ms each in perf, on a first read's path).
-        for failure in [CacheFileError.self, FetchError.self, HTTPError.self] as [Any.Type] {
-            _ = Self.isError(failure)
-        }
+        ErrorConformances.lookUp([CacheFileError.self, FetchError.self, HTTPError.self])
         mediaOrigins?.load()
         // The rehearsal's file has a flusher of its own: one flush commits a whole batch through
         // its first file's index, and this file's index records nothing, so a real file
@@ -122,10 +117,6 @@ public final class RangeFetcher: ItemByteSource {
 
     /// Whether the warm-up's rehearsal fetch got its bytes; nil before it ran (tests).
     var rehearsalSucceeded: Bool? { rehearsal.withLock { $0 } }
-
-    /// A run-time conformance check (not folded at compile time, unlike `T.self is any Error.Type`).
-    @_optimize(none)
-    private static func isError(_ type: Any.Type) -> Bool { type is any Error.Type }
 
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
     public func shutdown() {
