@@ -196,7 +196,26 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func opendir(inode: UInt64, file: FileInfo, reply: Reply<FileInfo>) {
-        reply.complete(doOpendir(inode: inode, file: file))
+        let answer = doOpendir(inode: inode, file: file)
+        reply.complete(answer)
+        // After the reply: the listing waits for none of this.
+        if case .success(let opened) = answer, let (_, folder) = openDirectory(opened.handle) {
+            expectReads(in: folder)
+        }
+    }
+
+    /// A listing is often followed by a read of one of its items (a file manager shows a
+    /// folder, its user plays a file): the engine may open a connection to their origin now
+    /// (`ItemByteSource.expectReads`). A few of the first media files are enough, since a
+    /// folder's items mostly share an origin.
+    private func expectReads(in folder: TreeFolder) {
+        var itemIDs: [Int64] = []
+        for child in folder.children.prefix(256) where !child.isDirectory {
+            guard case .itemFile(let itemID, file: 0)? = NodeID(inode: child.inode) else { continue }
+            itemIDs.append(itemID)
+            if itemIDs.count == 4 { break }
+        }
+        if !itemIDs.isEmpty { reader.expectReads(itemIDs: itemIDs) }
     }
 
     public func readdir(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<[DirectoryEntry]>) {

@@ -45,6 +45,27 @@ struct UncachedReadTests {
         }
     }
 
+    @Test func listingAFolderOpensAConnectionToItsItemsOriginAheadOfTheFirstRead() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("big")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v", title: "Video", size: 1 << 20, seed: 13)])["v"])
+        let mediaPath = try #require(item.mediaURL.flatMap(URL.init(string:))).path
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // When a file manager shows the item's folder
+            #expect(names(fixture.path("sources/big")).contains("Video [v].mp4"))
+            // Then the origin gets one HEAD for the item (a connection for the read to come)
+            #expect(eventually { fixture.origin.requests(for: mediaPath).map(\.method) == ["HEAD"] })
+            // And the folder shown again, then the item read: its bytes, and no second HEAD
+            _ = names(fixture.path("sources/big"))
+            let expected = fixture.directory + "/expected"
+            try fixture.originBytes(item).write(to: URL(fileURLWithPath: expected))
+            let cmp = try mount.run(["cmp", expected, fixture.path("sources/big/Video [v].mp4")])
+            #expect(cmp.status == 0, "\(cmp.stdout)\(cmp.stderr)")
+            let requests = fixture.origin.requests(for: mediaPath)
+            #expect(requests.filter { $0.method == "HEAD" }.count == 1, "\(requests)")
+        }
+    }
+
     @Test func randomPreadAndMmapOfAnUncachedItemMatchTheOrigin() throws {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("big")

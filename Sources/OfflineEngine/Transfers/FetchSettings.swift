@@ -36,11 +36,15 @@ public struct FetchSettings: Sendable {
     /// A fetch paused this long for its reader ends (the reader stopped or went elsewhere);
     /// origins close idle connections too, after a minute or so.
     public var pausedFetchLimit: Duration
+    /// After a folder of uncached items is listed, a connection to their origin is opened
+    /// ahead of a read (`ItemByteSource.expectReads`), at most once per origin in this
+    /// interval; nil: never.
+    public var connectionWarmInterval: Duration?
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
                 flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 384 << 10,
                 maxRestarts: Int = 3, stagingBlocks: Int = 24, streamBytes: Int64 = 384 << 10,
-                pausedFetchLimit: Duration = .seconds(15)) {
+                pausedFetchLimit: Duration = .seconds(15), connectionWarmInterval: Duration? = .seconds(30)) {
         self.timeouts = timeouts
         self.flushBytes = flushBytes
         self.flushInterval = flushInterval
@@ -50,5 +54,6 @@ public struct FetchSettings: Sendable {
         self.stagingBlocks = stagingBlocks
         self.streamBytes = streamBytes
         self.pausedFetchLimit = pausedFetchLimit
+        self.connectionWarmInterval = connectionWarmInterval
     }
 }

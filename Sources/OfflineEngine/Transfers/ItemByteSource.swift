@@ -120,6 +120,13 @@ public protocol ItemByteSource: Sendable {
     /// that needs the bytes.
     func startFirstWindow(itemID: Int64, file: CacheFileKey)
 
+    /// A folder holding these items was listed, and a program may read one of them next (a
+    /// file manager shows a folder, its user plays a file): a connection to the origin of
+    /// their media is opened soon, at most once per origin in a while, so that the first read
+    /// does not wait for one. Returns at once (the work runs on an engine thread); items
+    /// already cached or being read count for nothing.
+    func expectReads(itemIDs: [Int64])
+
     /// The file's size once the origin has told it (possibly before every byte is here), or
     /// nil. Fast (memory, or one store read the first time a file is touched).
     func knownSize(itemID: Int64, file: CacheFileKey) -> Int64?

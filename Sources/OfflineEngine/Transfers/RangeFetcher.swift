@@ -25,6 +25,10 @@ public final class RangeFetcher: ItemByteSource {
     private let mediaOrigins: MediaOriginIndex?
     private let settings: FetchSettings
     private let flusher = Flusher()
+    /// Opens connections ahead of reads a listing suggests (nil: `connectionWarmInterval` is off).
+    private let warmer: ConnectionWarmer?
+    /// Items of a folder listed before the warm-up started (`expectReads`).
+    private let expectedReads = Mutex<(warmUpStarted: Bool, itemIDs: [Int64])>((false, []))
     /// Memory that arriving bytes gather in before they go to the cache files (`StagingBlock`).
     private let staging: StagingPool?
     /// Writes full staging blocks to their files, one at a time, off the transfer thread.
@@ -68,6 +72,7 @@ public final class RangeFetcher: ItemByteSource {
         self.loop = loop
         self.settings = settings
         staging = settings.stagingBlocks > 0 ? StagingPool(capacity: settings.stagingBlocks) : nil
+        warmer = settings.connectionWarmInterval.map { ConnectionWarmer(loop: loop, interval: $0, timeouts: settings.timeouts) }
     }
 
     /// Starts the flusher's thread now instead of at the first flush, and warms up the read
@@ -75,8 +80,14 @@ public final class RangeFetcher: ItemByteSource {
     public func startThreads() {
         flusher.start()
         warmingUp.enter()
+        let listed = expectedReads.withLock { expected -> [Int64] in
+            expected.warmUpStarted = true
+            defer { expected.itemIDs = [] }
+            return expected.itemIDs
+        }
         let thread = Thread { [self] in
             warmUp()
+            warmConnections(for: listed)
             warmingUp.leave()
         }
         thread.name = "offlinefs.warm-up"
@@ -191,6 +202,35 @@ public final class RangeFetcher: ItemByteSource {
         // reader that goes on streams from where the window ends (`plan`).
         _ = cached.request(window, readAhead: 0, deadline: nil, mayStream: false) { _ in }
     }
+
+    public func expectReads(itemIDs: [Int64]) {
+        guard warmer != nil, mediaOrigins != nil else { return }
+        // Not before the warm-up, which reads the origins of uncached media: a mount's first
+        // listing often comes before it started. The latest listing stands for what follows.
+        let started = expectedReads.withLock { expected -> Bool in
+            if !expected.warmUpStarted { expected.itemIDs = itemIDs }
+            return expected.warmUpStarted
+        }
+        guard started else { return }
+        warmingUp.notify(queue: .global(qos: .utility)) { [self] in warmConnections(for: itemIDs) }
+    }
+
+    /// `expectReads`' work, on an engine thread; how many warm-ups it started.
+    @discardableResult
+    func warmConnections(for itemIDs: [Int64]) -> Int {
+        guard let warmer, let mediaOrigins else { return 0 }
+        var started = 0
+        for itemID in itemIDs {
+            // Only media nobody touched yet: a file the fetcher holds is cached or being read.
+            guard files.withLock({ $0[FileID(itemID: itemID, key: "media")] }) == nil,
+                  let origin = mediaOrigins.origin(itemID: itemID) else { continue }
+            if warmer.warm(origin) { started += 1 }
+        }
+        return started
+    }
+
+    /// Connection warm-ups that have ended (tests).
+    var connectionWarmUpsFinished: Int { warmer?.finishedCount ?? 0 }
 
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? {
         (try? cachedFile(itemID: itemID, key: file))?.progress.total
