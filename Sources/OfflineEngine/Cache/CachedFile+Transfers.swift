@@ -44,6 +44,12 @@ extension CachedFile {
         let rangeValue = fetch.askedEnd == .max ? "bytes=\(fetch.start)-" : "bytes=\(fetch.start)-\(fetch.askedEnd - 1)"
         var request = HTTPRequest(url: origin.url, headers: [("Range", rangeValue)], timeouts: settings.timeouts,
                                   acceptCompressed: false, destinationPolicy: origin.destinationPolicy)
+        // A bounded request (a first window, a random read) is waited for from its first
+        // bytes: with a 512 KiB buffer one `recv` took all that had arrived before any of it
+        // went on (ftrace: 0.2 ms for 320 KiB, before the reader's first 64 KiB could go).
+        if fetch.askedEnd != .max && fetch.askedEnd - fetch.start <= Int64(HTTPRequest.largeReceiveBuffer) * 2 {
+            request.receiveBufferBytes = HTTPRequest.smallReceiveBuffer
+        }
         // If-Range only with a strong validator: a weak ETag may match different bytes.
         if let etag = validator?.etag, !etag.hasPrefix("W/") {
             request.ifRange = etag

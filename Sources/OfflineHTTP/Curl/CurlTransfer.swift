@@ -75,7 +75,7 @@ final class CurlTransfer {
         try easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
         try easy.set(CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
         try easy.set(CURLOPT_USERAGENT, userAgent)
-        try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        try easy.set(CURLOPT_BUFFERSIZE, request.receiveBufferBytes)
         try easy.set(CURLOPT_TCP_KEEPALIVE, true)
 
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeouts.connect * 1000))
