@@ -50,8 +50,10 @@ final class Flusher: @unchecked Sendable {
         }
         due[key] = (file, at)
         startThreadIfNeeded()
-        condition.signal()
         condition.unlock()
+        // After unlocking: signalled under the lock, the flusher woke only to wait for it,
+        // and a reader's first bytes waited on both switches (ftrace: ~15 µs).
+        condition.signal()
     }
 
     /// Flushes what is due, then ends the thread.
