@@ -55,10 +55,10 @@ public struct HTTPRequest: Sendable {
     public var acceptCompressed: Bool
     public var destinationPolicy: DestinationPolicy
     public var maxRedirects: Int
-    /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`): one `recv` fills up to this much before
-    /// the body callback sees any of it. Large suits a long transfer (fewer calls); a request
-    /// whose first bytes someone waits for gets them sooner with a small one, since a fresh
-    /// buffer's pages are faulted in while the kernel copies into it.
+    /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`): one `recv` takes up to this much of
+    /// what has arrived before the body callback sees any of it. Large suits a long transfer
+    /// (fewer calls); a request whose first bytes someone waits for gets them sooner with a
+    /// small one.
     public var receiveBufferBytes: Int = HTTPRequest.largeReceiveBuffer
 
     public static let largeReceiveBuffer = 512 << 10

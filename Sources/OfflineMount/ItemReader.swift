@@ -71,12 +71,12 @@ final class ItemReader: Sendable {
 
     // MARK: - Open and close
 
-    /// Opens file `fileNumber` of `item` for reading (writes were refused before).
     /// A folder of these items was listed (`ItemByteSource.expectReads`).
     func expectReads(itemIDs: [Int64]) {
         byteSource.expectReads(itemIDs: itemIDs)
     }
 
+    /// Opens file `fileNumber` of `item` for reading (writes were refused before).
     func open(item: TreeItem, fileNumber: Int, file: FileInfo) -> Result<OpenAnswer, Errno> {
         let entry = item.files[fileNumber]
         var answer = file
