@@ -2,8 +2,7 @@
 // offlinefs: an offline media library for Linux, shown as a FUSE filesystem.
 //
 // Layers, bottom to top (each imports only the ones below it):
-//   CCurlShim / CFuseShim   C shims for what Swift cannot import (variadic calls, macros);
-//                           CCurlShim also loads libcurl on first use
+//   CCurlShim / CFuseShim   C shims for what Swift cannot import (variadic calls, macros)
 //   CCryptoShim             SHA-256 from the system libcrypto (OpenSSL EVP)
 //   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
 //   OfflineFUSE             typed Swift binding over libfuse3's low-level API
@@ -35,10 +34,9 @@ let package = Package(
     ],
     targets: [
         // C shims
-        // libcurl is loaded on first use (dlopen), not linked: see libcurl_loader.c.
         .target(
             name: "CCurlShim",
-            linkerSettings: [.linkedLibrary("dl")]
+            linkerSettings: [.linkedLibrary("curl")]
         ),
         // SHA-256 from the system OpenSSL (libssl-dev) to verify downloads.
         .target(

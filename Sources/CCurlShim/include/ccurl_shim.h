@@ -1,26 +1,10 @@
-// libcurl for Swift: loaded on first use (libcurl_loader.c explains why), so every call goes
-// through a `ccurl_` function here; <curl/curl.h> gives the types and constants only.
-// The variadic calls, which Swift cannot import, have one typed wrapper per argument kind.
+// libcurl for Swift: what it cannot call directly. The variadic calls have one typed wrapper
+// per argument kind; the rest of libcurl is called as it is.
 #ifndef CCURL_SHIM_H
 #define CCURL_SHIM_H
 
 #include <curl/curl.h>
 
-CURL *ccurl_easy_init(void);
-void ccurl_easy_cleanup(CURL *handle);
-CURLcode ccurl_easy_perform(CURL *handle);
-/// `curl_easy_pause`: only on the thread driving the handle (from inside its callbacks too).
-CURLcode ccurl_easy_pause(CURL *handle, int bitmask);
-const char *ccurl_easy_strerror(CURLcode code);
-struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *string);
-void ccurl_slist_free_all(struct curl_slist *list);
-CURLM *ccurl_multi_init(void);
-CURLMcode ccurl_multi_cleanup(CURLM *multi);
-CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *easy);
-CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy);
-CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
-CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd extra[], unsigned int count, int timeout_ms, int *numfds);
-CURLMcode ccurl_multi_wakeup(CURLM *multi);
 /// libcurl's version string, e.g. "7.88.1".
 const char *ccurl_version(void);
 

@@ -11,15 +11,15 @@ final class CurlEasy {
 
     init() throws(HTTPError) {
         CurlGlobal.ensureInitialized()
-        guard let handle = ccurl_easy_init() else {
+        guard let handle = curl_easy_init() else {
             throw HTTPError(.internal, "curl_easy_init failed")
         }
         self.handle = handle
     }
 
     deinit {
-        ccurl_easy_cleanup(handle)
-        for list in headerLists { ccurl_slist_free_all(list) }
+        curl_easy_cleanup(handle)
+        for list in headerLists { curl_slist_free_all(list) }
     }
 
     func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {
@@ -54,7 +54,7 @@ final class CurlEasy {
     /// Replaces the request headers; each is a full "Name: value" line.
     func setHeaders(_ lines: [String]) throws(HTTPError) {
         var list: UnsafeMutablePointer<curl_slist>? = nil
-        for line in lines { list = ccurl_slist_append(list, line) }
+        for line in lines { list = curl_slist_append(list, line) }
         if let list { headerLists.append(list) }
         try check(ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list), CURLOPT_HTTPHEADER)
     }
@@ -80,12 +80,12 @@ final class CurlEasy {
     /// Stops or restarts receiving (`curl_easy_pause`); only on the thread driving the handle.
     /// Restarting may call the write callback before it returns, with bytes libcurl held.
     func pauseReceiving(_ paused: Bool) {
-        _ = ccurl_easy_pause(handle, paused ? CURLPAUSE_RECV : CURLPAUSE_CONT)
+        _ = curl_easy_pause(handle, paused ? CURLPAUSE_RECV : CURLPAUSE_CONT)
     }
 
     /// Runs the transfer on the calling thread (blocking).
     func perform() -> CURLcode {
-        ccurl_easy_perform(handle)
+        curl_easy_perform(handle)
     }
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws(HTTPError) {

@@ -11,7 +11,7 @@ enum CurlGlobal {
     }
 
     static func describe(_ code: CURLcode) -> String {
-        String(cString: ccurl_easy_strerror(code))
+        String(cString: curl_easy_strerror(code))
     }
 
     /// libcurl's own version string, e.g. "7.88.1".

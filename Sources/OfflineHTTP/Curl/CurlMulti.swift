@@ -9,14 +9,14 @@ final class CurlMulti {
 
     init() throws(HTTPError) {
         CurlGlobal.ensureInitialized()
-        guard let handle = ccurl_multi_init() else {
+        guard let handle = curl_multi_init() else {
             throw HTTPError(.internal, "curl_multi_init failed")
         }
         self.handle = handle
     }
 
     deinit {
-        ccurl_multi_cleanup(handle)
+        curl_multi_cleanup(handle)
     }
 
     func setMaxHostConnections(_ count: Int) {
@@ -28,29 +28,29 @@ final class CurlMulti {
     }
 
     func add(_ easy: CurlEasy) {
-        ccurl_multi_add_handle(handle, easy.handle)
+        curl_multi_add_handle(handle, easy.handle)
     }
 
     func remove(_ easy: CurlEasy) {
-        ccurl_multi_remove_handle(handle, easy.handle)
+        curl_multi_remove_handle(handle, easy.handle)
     }
 
     /// Moves every transfer as far as it can without blocking; returns how many still run.
     func perform() -> Int {
         var running: Int32 = 0
-        ccurl_multi_perform(handle, &running)
+        curl_multi_perform(handle, &running)
         return Int(running)
     }
 
     /// Waits for activity on any transfer, at most `milliseconds`.
     func poll(milliseconds: Int) {
         var fds: Int32 = 0
-        ccurl_multi_poll(handle, nil, 0, Int32(milliseconds), &fds)
+        curl_multi_poll(handle, nil, 0, Int32(milliseconds), &fds)
     }
 
     /// Interrupts a `poll` from another thread.
     func wakeup() {
-        ccurl_multi_wakeup(handle)
+        curl_multi_wakeup(handle)
     }
 
     /// The next finished transfer, if any: its easy handle pointer and result.
