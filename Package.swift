@@ -85,6 +85,7 @@ let package = Package(
         ),
         .target(
             name: "OfflineTestSupport",
+            dependencies: ["CSystemShim"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

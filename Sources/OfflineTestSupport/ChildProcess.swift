@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 
 /// Runs programs for tests and benchmarks with a deadline, so a hung mount fails a test instead of
@@ -52,6 +53,9 @@ public enum ChildProcess {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            // Nothing else of the test process's: its origins' and engines' sockets (libcurl's
+            // are not close-on-exec) would count against a child's open-file limit.
+            _ = csystem_spawn_close_from(&actions, 3)
 
             var attributes = posix_spawnattr_t()
             posix_spawnattr_init(&attributes)

@@ -1,14 +1,20 @@
 #ifndef CSYSTEM_SHIM_H
 #define CSYSTEM_SHIM_H
 
-// C library calls that Swift's Glibc module leaves out (malloc.h is not part of it).
+// C library calls that Swift's Glibc module leaves out (malloc.h is not part of it, nor
+// glibc's own posix_spawn extensions).
 
 #include <malloc.h>
+#include <spawn.h>
 
 /// Gives the memory malloc holds free back to the system (every arena, not only the top of
 /// the heap). Returns 1 when some was given back.
 static inline int csystem_release_free_memory(void) {
     return malloc_trim(0);
 }
+
+/// Makes a spawned child close every descriptor from `lowest` on, inherited by accident or
+/// not (glibc 2.34+: `posix_spawn_file_actions_addclosefrom_np`).
+int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
 #endif
