@@ -9,24 +9,27 @@ struct CacheFileError: Error, Sendable, CustomStringConvertible {
     var path: String
 
     var isNoSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+    /// The process (or the system) has no descriptor to spare now: nothing was written wrong.
+    var isOutOfDescriptors: Bool { errno == EMFILE || errno == ENFILE }
     var description: String { "\(operation) \(path): \(String(cString: strerror(errno)))" }
 }
 
-/// One sparse cache file, open for the engine's life once first used: bytes land with
-/// `pwrite` at their offset (holes stay unallocated) and reach the disk with `fdatasync`.
+/// One sparse cache file: bytes land with `pwrite` at their offset (holes stay unallocated)
+/// and reach the disk with `fdatasync`. Its descriptors come from the engine's
+/// `CacheDescriptors`, which keeps a bounded number open between uses.
 ///
-/// The file is made (with its item's folder) by its first write, not when the engine first
-/// looks at it. That write comes after the readers its bytes complete were answered from memory
-/// (`CachedFile.receive`); making the file earlier, on another thread while the transfer
-/// connected, slowed the connect down on a busy two-core machine (0.15–2 ms of file system work).
+/// The file is made (with its item's folder) by its first use, not when the engine first
+/// looks at it. That use is usually the first write, which comes after the readers its bytes
+/// complete were answered from memory (`CachedFile.receive`); making the file earlier, on
+/// another thread while the transfer connected, slowed the connect down on a busy two-core
+/// machine (0.15–2 ms of file system work).
 ///
 /// Thread-safe: pwrite/pread/fdatasync on one descriptor may run on different threads.
 final class CacheFile: Sendable {
     let path: String
-    private let descriptor = Mutex<Int32>(-1)  // -1 until first used (leaf lock)
-    /// For `writeDirect`: -1 until first used, `unsupported` where `O_DIRECT` is refused.
-    private let directDescriptor = Mutex<Int32>(-1)  // leaf lock
-    private static let unsupported: Int32 = -2
+    private let descriptors: CacheDescriptors
+    /// Set where `O_DIRECT` is refused (tmpfs, some FUSE or network file systems).
+    private let directUnsupported = Mutex(false)  // leaf lock
     /// `O_DIRECT`, which Glibc's Swift module leaves out (it needs `_GNU_SOURCE`); its value
     /// differs between architectures.
     #if arch(x86_64) || arch(i386)
@@ -41,20 +44,20 @@ final class CacheFile: Sendable {
     /// a download leaves there (`writeDirect` leaves none).
     private let writtenThroughPageCache = Mutex(RangeSet())
 
-    init(path: String) {
+    init(path: String, descriptors: CacheDescriptors) {
         self.path = path
+        self.descriptors = descriptors
     }
 
     deinit {
-        for fd in [descriptor.withLock { $0 }, directDescriptor.withLock { $0 }] where fd >= 0 { close(fd) }
+        descriptors.forget(ObjectIdentifier(self))
     }
 
-    /// The open file, made with its item's folder if missing.
-    func open() throws(CacheFileError) -> Int32 {
-        try descriptor.withLock { fd throws(CacheFileError) -> Int32 in
-            if fd < 0 { fd = try Self.openOrCreate(path) }
-            return fd
-        }
+    /// Runs `body` with the file open for reading and writing, made with its item's folder if
+    /// missing.
+    private func withDescriptor<Result>(_ body: (Int32) throws(CacheFileError) -> Result) throws(CacheFileError) -> Result {
+        try descriptors.withDescriptor(CacheDescriptors.Key(file: ObjectIdentifier(self), direct: false),
+                                       open: { () throws(CacheFileError) in try Self.openOrCreate(path) }, body)
     }
 
     private static func openOrCreate(_ path: String) throws(CacheFileError) -> Int32 {
@@ -84,82 +87,93 @@ final class CacheFile: Sendable {
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheFileError) {
         guard let base = bytes.baseAddress else { return }
-        let fd = try open()
-        var done = 0
-        while done < bytes.count {
-            let written = pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw CacheFileError(errno: errno, operation: "pwrite", path: path)
+        try withDescriptor { fd throws(CacheFileError) in
+            guard try writeAll(fd, base, count: bytes.count, at: offset) else {
+                throw CacheFileError(errno: EINVAL, operation: "pwrite", path: path)
             }
-            done += written
         }
         writtenThroughPageCache.withLock { $0.insert(offset..<(offset + Int64(bytes.count))) }
     }
 
     /// Writes `bytes` at `offset` past the page cache (`O_DIRECT`): the caller aligns memory,
     /// offset and length (`StagingBlock.alignment`). Returns false, having written nothing,
-    /// where the file system cannot (tmpfs, some FUSE or network file systems): the caller
-    /// then writes the plain way, and so does every later call.
+    /// where the file system cannot (tmpfs, some FUSE or network file systems; every later
+    /// call then returns false at once) or no descriptor can be had now: the caller then
+    /// writes the plain way.
     func writeDirect(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheFileError) -> Bool {
-        guard let base = bytes.baseAddress, let fd = try openDirect() else { return false }
+        guard let base = bytes.baseAddress, let direct = Self.openDirectFlag,
+              !directUnsupported.withLock({ $0 }) else { return false }
+        try withDescriptor { _ in }  // makes the file and its folder
+        let key = CacheDescriptors.Key(file: ObjectIdentifier(self), direct: true)
+        let open = { [path] () throws(CacheFileError) -> Int32 in
+            let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | direct)
+            guard fd >= 0 else { throw CacheFileError(errno: errno, operation: Self.directOpen, path: path) }
+            return fd
+        }
+        let written: Bool
+        do {
+            written = try descriptors.withDescriptor(key, open: open) { fd throws(CacheFileError) in
+                try writeAll(fd, base, count: bytes.count, at: offset)
+            }
+        } catch where error.operation == Self.directOpen {
+            written = false
+            if error.errno != EINVAL { return false }  // no descriptor now: the plain way this time
+        }
+        if !written { directUnsupported.withLock { $0 = true } }
+        return written
+    }
+
+    private static let directOpen = "open (O_DIRECT)"
+
+    /// `pwrite`s all of the bytes; false when the first write was refused with `EINVAL`
+    /// (`O_DIRECT` where the file system cannot), having written nothing.
+    private func writeAll(_ fd: Int32, _ base: UnsafeRawPointer, count: Int, at offset: Int64) throws(CacheFileError) -> Bool {
         var done = 0
-        while done < bytes.count {
-            let written = pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
+        while done < count {
+            let written = pwrite(fd, base + done, count - done, off_t(offset) + off_t(done))
             if written < 0 {
                 if errno == EINTR { continue }
-                if errno == EINVAL && done == 0 {
-                    directDescriptor.withLock { $0 = Self.unsupported }
-                    close(fd)
-                    return false
-                }
-                throw CacheFileError(errno: errno, operation: "pwrite (O_DIRECT)", path: path)
+                if errno == EINVAL && done == 0 { return false }
+                throw CacheFileError(errno: errno, operation: "pwrite", path: path)
             }
             done += written
         }
         return true
     }
 
-    /// The `O_DIRECT` descriptor, opened at first use; nil where the file system refuses it.
-    private func openDirect() throws(CacheFileError) -> Int32? {
-        _ = try open()  // makes the file and its folder
-        return directDescriptor.withLock { fd -> Int32? in
-            if fd == Self.unsupported { return nil }
-            if fd < 0 {
-                guard let direct = Self.openDirectFlag else {
-                    fd = Self.unsupported
-                    return nil
-                }
-                fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | direct)
-                if fd < 0 { fd = Self.unsupported }
-            }
-            return fd >= 0 ? fd : nil
-        }
-    }
-
     /// Reads `count` bytes at `offset` (short at end of file).
     func read(at offset: Int64, count: Int) throws(CacheFileError) -> [UInt8] {
-        let fd = try open()
         var buffer = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw CacheFileError(errno: errno, operation: "pread", path: path)
+        let done = try withDescriptor { fd throws(CacheFileError) -> Int in
+            var done = 0
+            while done < count {
+                let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw CacheFileError(errno: errno, operation: "pread", path: path)
+                }
+                if got == 0 { break }
+                done += got
             }
-            if got == 0 { break }
-            done += got
+            return done
         }
         return Array(buffer[0..<done])
     }
 
+    /// Lowercase hex SHA-256 of the first `length` bytes (an empty file's, if none was written).
+    func sha256(length: Int64) throws(CacheFileError) -> String {
+        try withDescriptor { fd throws(CacheFileError) in try SHA256Digest.hex(ofDescriptor: fd, length: length, path: path) }
+    }
+
     /// Data written so far reaches the disk (metadata needed to read it back included).
     func sync() throws(CacheFileError) {
-        let fd = try open()
-        while fdatasync(fd) != 0 {
-            if errno == EINTR { continue }
-            throw CacheFileError(errno: errno, operation: "fdatasync", path: path)
+        // Any descriptor of the file will do: its written pages belong to the file, not to the
+        // descriptor that wrote them.
+        try withDescriptor { fd throws(CacheFileError) in
+            while fdatasync(fd) != 0 {
+                if errno == EINTR { continue }
+                throw CacheFileError(errno: errno, operation: "fdatasync", path: path)
+            }
         }
     }
 
@@ -181,11 +195,11 @@ final class CacheFile: Sendable {
     /// from the disk if needed).
     func releaseCachedPages(_ ranges: [Range<Int64>]) {
         guard !ranges.isEmpty else { return }
-        let fd = descriptor.withLock { $0 }
-        guard fd >= 0 else { return }
-        for range in ranges where !range.isEmpty {
-            let start = range.lowerBound & ~Int64(Self.pageSize - 1)
-            _ = posix_fadvise(fd, off_t(start), off_t(range.upperBound - start), POSIX_FADV_DONTNEED)
+        try? withDescriptor { fd in
+            for range in ranges where !range.isEmpty {
+                let start = range.lowerBound & ~Int64(Self.pageSize - 1)
+                _ = posix_fadvise(fd, off_t(start), off_t(range.upperBound - start), POSIX_FADV_DONTNEED)
+            }
         }
     }
 
@@ -193,18 +207,22 @@ final class CacheFile: Sendable {
 
     /// Cuts or extends the file (extension leaves a hole).
     func truncate(to size: Int64) throws(CacheFileError) {
-        let fd = try open()
-        while ftruncate(fd, off_t(size)) != 0 {
-            if errno == EINTR { continue }
-            throw CacheFileError(errno: errno, operation: "ftruncate", path: path)
+        try withDescriptor { fd throws(CacheFileError) in
+            while ftruncate(fd, off_t(size)) != 0 {
+                if errno == EINTR { continue }
+                throw CacheFileError(errno: errno, operation: "ftruncate", path: path)
+            }
         }
     }
 
-    /// The file's current size.
+    /// The file's current size; 0 when there is no file yet. Needs no descriptor (it is asked
+    /// when a file's state is loaded, which must work while descriptors are short).
     func size() throws(CacheFileError) -> Int64 {
-        let fd = try open()
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw CacheFileError(errno: errno, operation: "fstat", path: path) }
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return 0 }
+            throw CacheFileError(errno: errno, operation: "stat", path: path)
+        }
         return Int64(info.st_size)
     }
 }

@@ -250,8 +250,9 @@ extension CachedFile {
         if let flushAfter = outcome.flushAfter { flusher.schedule(self, after: flushAfter) }
         if let handle = outcome.resumeAt { loop.resume(handle) }
         if let pause = outcome.pausedAs, outcome.resumeAt == nil {
-            callbacks.asyncAfter(deadline: .now() + Self.dispatchInterval(settings.pausedFetchLimit)) { [self] in
-                retireIfStillPaused(id, pause: pause)
+            // Weak: a timer must not keep a file nobody uses (and its descriptors) for its span.
+            callbacks.asyncAfter(deadline: .now() + Self.dispatchInterval(settings.pausedFetchLimit)) { [weak self] in
+                self?.retireIfStillPaused(id, pause: pause)
             }
         }
         if let spill = outcome.spill, !writeOut(spill) { return .stop }

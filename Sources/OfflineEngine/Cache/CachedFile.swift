@@ -14,7 +14,7 @@ import Synchronization
 /// store forgets the old ranges *before* any byte of the new version is written.
 ///
 /// Lock order: `commitLock` → `state`, and `writeLock` → `state` (the two outer locks are
-/// never held together). Completions, `TransferLoop.start/cancel` and I/O never run while
+/// never waited for together; `isIdle` only tries them). Completions, `TransferLoop.start/cancel` and I/O never run while
 /// `state` is held (I/O may run under `commitLock` or `writeLock`).
 final class CachedFile: Sendable {
     let itemID: Int64
@@ -45,8 +45,8 @@ final class CachedFile: Sendable {
 
     /// Trusts only what the store says is on disk (`stored`). The cache file is opened here
     /// only to check that it still backs those claims; else at first use (`CacheFile`).
-    init(itemID: Int64, key: CacheFileKey, stored: StoredCacheFile, path: String, loop: TransferLoop,
-         index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
+    init(itemID: Int64, key: CacheFileKey, stored: StoredCacheFile, path: String, descriptors: CacheDescriptors,
+         loop: TransferLoop, index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
          staging: StagingPool? = nil, blockWrites: DispatchQueue? = nil,
          onCompletelyCommitted: @escaping @Sendable (CachedFile) -> Void = { _ in }) throws {
         self.itemID = itemID
@@ -60,7 +60,7 @@ final class CachedFile: Sendable {
         self.settings = settings
         self.flusher = flusher
         self.callbacks = callbacks
-        file = CacheFile(path: path)
+        file = CacheFile(path: path, descriptors: descriptors)
         var initial = CachedFileState()
         var (validator, ranges) = (stored.validator, stored.ranges)
         // A claim the file cannot back (deleted or cut behind our back) is dropped whole.
@@ -133,8 +133,10 @@ final class CachedFile: Sendable {
             if let deadline {
                 let seconds = deadline - .now
                 if seconds < .seconds(86_400) {
-                    callbacks.asyncAfter(deadline: .now() + Self.dispatchInterval(seconds)) { [self] in
-                        endWait(id, FetchError(.timedOut, "bytes of item \(itemID) did not arrive in time", reason: .timeout))
+                    // Weak: the timer outlives most waits by far, and must not keep the file
+                    // (and its descriptors) that long. A file that went has no waiters.
+                    callbacks.asyncAfter(deadline: .now() + Self.dispatchInterval(seconds)) { [weak self, itemID] in
+                        self?.endWait(id, FetchError(.timedOut, "bytes of item \(itemID) did not arrive in time", reason: .timeout))
                     }
                 }
             }
@@ -162,6 +164,14 @@ final class CachedFile: Sendable {
         }
         handles.forEach(loop.cancel)
         for waiter in waiters { waiter.completion(.failure(error)) }
+    }
+
+    /// Whether the file may be dropped (`CachedFileState.isIdle`), with no flush committing
+    /// and no block being written right now (their locks are free).
+    var isIdle: Bool {
+        commitLock.withLockIfAvailable { _ in
+            writeLock.withLockIfAvailable { _ in state.withLock { $0.isIdle } } ?? false
+        } ?? false
     }
 
     struct Progress: Sendable {
@@ -320,13 +330,21 @@ final class CachedFile: Sendable {
 
     /// A write or flush failed: unflushed bytes are no longer trusted, waiters fail, and
     /// nothing more is written.
+    ///
+    /// Out of descriptors, only the fetches and waiters fail: what is in the file is good, and
+    /// the next request may find a descriptor free (the bytes that could not go are dropped).
     func failWrites(_ failure: FetchError) {
+        let sticky = failure.reason != .outOfDescriptors
         let (handles, waiters) = state.withLock { s in
-            s.writeError = s.writeError ?? failure
-            s.present = s.committed
-            s.recent = []
-            s.unflushed = RangeSet()
-            s.unflushedBytes = 0
+            if sticky {
+                s.writeError = s.writeError ?? failure
+                s.present = s.committed
+                s.recent = []
+                s.unflushed = RangeSet()
+                s.unflushedBytes = 0
+            } else {
+                s.recent.removeAll { !$0.isWhollyWritten }
+            }
             var handles: [TransferHandle] = []
             for id in Array(s.fetches.keys) {
                 if s.fetches[id]?.failure == nil { s.fetches[id]?.failure = failure }
@@ -342,7 +360,8 @@ final class CachedFile: Sendable {
 
     static func writeFailure(_ error: any Error, path: String) -> FetchError {
         if let error = error as? CacheFileError {
-            return FetchError(.cacheWriteFailed, error.description, reason: error.isNoSpace ? .noSpace : nil)
+            let reason: FetchError.Reason? = error.isNoSpace ? .noSpace : error.isOutOfDescriptors ? .outOfDescriptors : nil
+            return FetchError(.cacheWriteFailed, error.description, reason: reason)
         }
         return FetchError(.cacheWriteFailed, "cannot record cached bytes of \(path): \(error)")
     }

@@ -92,6 +92,14 @@ struct CachedFileState: Sendable {
     /// A write or flush failed: nothing more is written until the file is discarded.
     var writeError: FetchError?
 
+    /// Nothing in flight: no fetch, no waiter, every written byte flushed and claimed (the
+    /// store holds all there is to know of the file), no block on its way to the disk and no
+    /// failed write to remember. Such a file may be forgotten and loaded again from the store.
+    var isIdle: Bool {
+        fetches.isEmpty && waiters.isEmpty && unflushed.isEmpty && !flushScheduled && !urgentFlushScheduled
+            && writeError == nil && recent.allSatisfy(\.isWhollyWritten)
+    }
+
     mutating func makeID() -> Int {
         defer { nextID += 1 }
         return nextID

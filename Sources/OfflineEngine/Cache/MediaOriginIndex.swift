@@ -13,8 +13,9 @@ import Synchronization
 /// - they answer only while the catalog generation they were read at holds (`CatalogChanges`):
 ///   a merge that updated or removed items, or a source removed, outdates them all, and the
 ///   next look-up starts a new read in the background (until it lands, opens read the store);
-/// - they are asked only for items with no `CachedFile` yet: the range fetcher keeps every
-///   `CachedFile` it made, which holds the file's state from then on.
+/// - they are asked only for items with no `CachedFile`, which holds the file's state while
+///   it lives; an item whose `CachedFile` the range fetcher let go is `forget`-ten here, as
+///   its file may hold bytes now (the next read of the store brings it back if not).
 ///
 /// Changes made by another process while the engine runs are not seen: the design routes them
 /// through the engine (the control file).
@@ -51,6 +52,10 @@ final class MediaOriginIndex: Sendable {
         /// The catalog generation the last read started at; nil before the first read. A read
         /// that failed or was outdated is tried again only once the catalog changed since.
         var attempted: Int?
+        /// Items whose media may have cached bytes since `table` was read: asked of the store.
+        /// Emptied when a read starts (it reads those bytes too), so it holds at most the
+        /// items touched since.
+        var forgotten: Set<Int64> = []
     }
     private let state = Mutex(State())  // leaf lock
     private let changes: CatalogChanges
@@ -70,12 +75,15 @@ final class MediaOriginIndex: Sendable {
     func origin(itemID: Int64) -> FetchOrigin? {
         let now = changes.generation
         let (table, reload) = state.withLock { s -> (Table?, Bool) in
-            if let generation = s.generation, generation == now { return (s.table, false) }
+            if let generation = s.generation, generation == now {
+                return (s.forgotten.contains(itemID) ? nil : s.table, false)
+            }
             guard !s.loading, let attempted = s.attempted, attempted != now else { return (nil, false) }
             s.loading = true
             s.attempted = now
             s.generation = nil
             s.table = Table()
+            s.forgotten = []
             return (nil, true)
         }
         if reload {
@@ -86,12 +94,19 @@ final class MediaOriginIndex: Sendable {
         return table?.origin(itemID: itemID)
     }
 
+    /// The item's media may have cached bytes now: its origin is no longer answered from
+    /// memory (the store's record of those bytes is read instead).
+    func forget(itemID: Int64) {
+        state.withLock { _ = $0.forgotten.insert(itemID) }
+    }
+
     /// Reads the store (blocking) and keeps what it read unless the catalog changed meanwhile.
     func load() {
         let generation = changes.generation
         state.withLock { s in
             s.loading = true
             s.attempted = generation
+            s.forgotten = []
         }
         var table = Table()
         var policies: [String: Bool] = [:]  // by feed URL: a handful of sources

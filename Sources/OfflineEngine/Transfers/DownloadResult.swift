@@ -25,6 +25,7 @@ extension FetchError {
         case .httpStatus: .httpError
         case .noSpace: .noSpace
         case .refused: .downloadFailed
+        case .outOfDescriptors: .downloadFailed
         case nil:
             switch code {
             case .unavailable: .noNetwork
@@ -39,7 +40,8 @@ extension FetchError {
 
     /// Transient failures leave the item `idle` (it resumes later); the rest `failed`.
     var isTransient: Bool {
-        switch itemErrorCode {
+        if reason == .outOfDescriptors { return true }
+        return switch itemErrorCode {
         case .noNetwork, .timeout, .networkError: true
         default: false
         }

@@ -40,11 +40,19 @@ public struct FetchSettings: Sendable {
     /// ahead of a read (`ItemByteSource.expectReads`), at most once per origin in this
     /// interval; nil: never.
     public var connectionWarmInterval: Duration?
+    /// Files nobody reads or fetches whose state (and descriptors) stay for a quick return;
+    /// the others are let go (`CachedFileTable`).
+    public var idleFilesKept: Int
+    /// Cache file descriptors kept open between uses, engine-wide (`CacheDescriptors`): the
+    /// mount's descriptor count stays bounded however many files it touched. Fewer under an
+    /// open-file limit below 256 (an eighth of it).
+    public var cacheDescriptors: Int
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
                 flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 384 << 10,
                 maxRestarts: Int = 3, stagingBlocks: Int = 24, streamBytes: Int64 = 384 << 10,
-                pausedFetchLimit: Duration = .seconds(15), connectionWarmInterval: Duration? = .seconds(30)) {
+                pausedFetchLimit: Duration = .seconds(15), connectionWarmInterval: Duration? = .seconds(30),
+                idleFilesKept: Int = 16, cacheDescriptors: Int = 32) {
         self.timeouts = timeouts
         self.flushBytes = flushBytes
         self.flushInterval = flushInterval
@@ -55,5 +63,7 @@ public struct FetchSettings: Sendable {
         self.streamBytes = streamBytes
         self.pausedFetchLimit = pausedFetchLimit
         self.connectionWarmInterval = connectionWarmInterval
+        self.idleFilesKept = idleFilesKept
+        self.cacheDescriptors = cacheDescriptors
     }
 }

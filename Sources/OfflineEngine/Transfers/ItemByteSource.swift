@@ -36,6 +36,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case contentChanged
         /// The disk is full.
         case noSpace
+        /// The process had no file descriptor to spare (its open-file limit): transient.
+        case outOfDescriptors
         /// The URL or where it leads is not allowed (another scheme, a public feed's media on
         /// a private address, a redirect loop): trying again cannot help.
         case refused

@@ -14,8 +14,8 @@ import Synchronization
 ///   makes them durable and claims them in the store in batches.
 /// - After a crash only committed ranges are trusted (`CachedFile.init`).
 ///
-/// Lock order: `files` → `CachedFile`'s locks, `MediaOriginIndex`'s (a leaf). Nothing is
-/// called back under `files`.
+/// Lock order: `files` → `CachedFile`'s locks, `readers`, `MediaOriginIndex`'s (leaves).
+/// Nothing is called back under `files`.
 public final class RangeFetcher: ItemByteSource {
     public let cacheFolder: URL
     private let cacheFolderPath: String
@@ -25,6 +25,8 @@ public final class RangeFetcher: ItemByteSource {
     private let mediaOrigins: MediaOriginIndex?
     private let settings: FetchSettings
     private let flusher = Flusher()
+    /// The cache files' descriptors, a bounded number of them (`CacheDescriptors`).
+    private let descriptors: CacheDescriptors
     /// Opens connections ahead of reads a listing suggests (nil: `connectionWarmInterval` is off).
     private let warmer: ConnectionWarmer?
     /// Items of a folder listed before the warm-up started (`expectReads`).
@@ -37,17 +39,12 @@ public final class RangeFetcher: ItemByteSource {
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
     /// How the warm-up's `ReadRehearsal` went.
     private let rehearsal = Mutex<Bool?>(nil)
-    /// Sized up front, so that a reader's first open does not instantiate its storage type.
-    private let files = Mutex([FileID: CachedFile](minimumCapacity: 16))
+    /// The files being read or fetched, and a few idle ones (`CachedFileTable`).
+    private let files: Mutex<CachedFileTable>
     private let readers = Mutex(Readers())
     private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
     private let readHandlers = Mutex<[@Sendable (Int64, Int64, Int64) -> Void]>([])
     private let closeHandlers = Mutex<[@Sendable (Int64) -> Void]>([])
-
-    private struct FileID: Hashable, Sendable {
-        var itemID: Int64
-        var key: CacheFileKey
-    }
 
     /// Who has which item open.
     private struct Readers {
@@ -71,6 +68,8 @@ public final class RangeFetcher: ItemByteSource {
         self.mediaOrigins = mediaOrigins
         self.loop = loop
         self.settings = settings
+        files = Mutex(CachedFileTable(idleKept: settings.idleFilesKept))
+        descriptors = CacheDescriptors(capacity: CacheDescriptors.capacity(fitting: settings.cacheDescriptors))
         staging = settings.stagingBlocks > 0 ? StagingPool(capacity: settings.stagingBlocks) : nil
         warmer = settings.connectionWarmInterval.map { ConnectionWarmer(loop: loop, interval: $0, timeouts: settings.timeouts) }
     }
@@ -119,7 +118,7 @@ public final class RangeFetcher: ItemByteSource {
         let rehearsalFlusher = Flusher()
         let rehearsed = ReadRehearsal.run(in: cacheFolderPath) { origin, path in
             try CachedFile(itemID: 0, key: "media", stored: StoredCacheFile(origin: origin, validator: nil, ranges: []),
-                           path: path, loop: loop, index: DiscardingCacheIndex(), settings: settings,
+                           path: path, descriptors: descriptors, loop: loop, index: DiscardingCacheIndex(), settings: settings,
                            flusher: rehearsalFlusher, callbacks: callbacks, staging: staging, blockWrites: blockWrites)
         }
         rehearsalFlusher.stop()
@@ -132,7 +131,7 @@ public final class RangeFetcher: ItemByteSource {
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
     public func shutdown() {
         warmingUp.wait()
-        let all = files.withLock { Array($0.values) }
+        let all = files.withLock { $0.all }
         for file in all { file.cancelAll(FetchError(.cancelled, "the engine is stopping")) }
         blockWrites.sync {}  // full blocks queued for their write are in the files
         for file in all { file.flush() }
@@ -180,7 +179,7 @@ public final class RangeFetcher: ItemByteSource {
     }
 
     public func bytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange) -> BytesInMemory? {
-        files.withLock { $0[FileID(itemID: itemID, key: file)] }?.bytesInMemory(range.start..<range.end)
+        files.withLock { $0.peek(FileID(itemID: itemID, key: file)) }?.bytesInMemory(range.start..<range.end)
     }
 
     public func isWhole(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
@@ -222,7 +221,7 @@ public final class RangeFetcher: ItemByteSource {
         var started = 0
         for itemID in itemIDs {
             // Only media nobody touched yet: a file the fetcher holds is cached or being read.
-            guard files.withLock({ $0[FileID(itemID: itemID, key: "media")] }) == nil,
+            guard files.withLock({ $0.peek(FileID(itemID: itemID, key: "media")) }) == nil,
                   let origin = mediaOrigins.origin(itemID: itemID) else { continue }
             if warmer.warm(origin) { started += 1 }
         }
@@ -247,7 +246,7 @@ public final class RangeFetcher: ItemByteSource {
             return left <= 0
         }
         if last {
-            for file in files.withLock({ $0.filter { $0.key.itemID == itemID }.map(\.value) }) { file.dropRecentBlocks() }
+            for file in files.withLock({ $0.files(of: itemID) }) { file.dropRecentBlocks() }
         }
         if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
     }
@@ -272,13 +271,21 @@ public final class RangeFetcher: ItemByteSource {
         readers.withLock { $0.counts[itemID] != nil }
     }
 
+    /// Whether the fetcher holds the state of the item's file now (tests).
+    func holds(itemID: Int64, file: CacheFileKey) -> Bool {
+        files.withLock { $0.peek(FileID(itemID: itemID, key: file)) } != nil
+    }
+
+    /// Cache file descriptors open now (tests).
+    var openCacheDescriptors: Int { descriptors.openCount }
+
     /// Staging blocks made so far, in use or free (tests).
     var stagingBlocksAllocated: Int { staging?.allocatedBlocks ?? 0 }
 
     /// The fetches filling a file now: where each will write next and whether it is paused
     /// for its reader (tests; `CachedFileState.plan`).
     func fetchPositions(itemID: Int64, file: CacheFileKey) -> [(cursor: Int64, paused: Bool)] {
-        guard let cached = files.withLock({ $0[FileID(itemID: itemID, key: file)] }) else { return [] }
+        guard let cached = files.withLock({ $0.peek(FileID(itemID: itemID, key: file)) }) else { return [] }
         return cached.state.withLock { s in
             s.fetches.values.sorted { $0.start < $1.start }.map { (cursor: $0.cursor, paused: $0.paused) }
         }
@@ -324,7 +331,7 @@ public final class RangeFetcher: ItemByteSource {
     public func sha256(itemID: Int64, file: CacheFileKey, length: Int64) throws(FetchError) -> String {
         let cached = try cachedFile(itemID: itemID, key: file)
         do {
-            return try SHA256Digest.hex(ofDescriptor: try cached.file.open(), length: length, path: cached.file.path)
+            return try cached.file.sha256(length: length)
         } catch {
             throw FetchError(.cacheWriteFailed, "cannot read back \(cached.file.path): \(error)")
         }
@@ -343,7 +350,7 @@ public final class RangeFetcher: ItemByteSource {
 
     /// Stops every transfer of the item; waiters fail with `.cancelled`.
     public func cancel(itemID: Int64) {
-        let matching = files.withLock { $0.filter { $0.key.itemID == itemID }.map(\.value) }
+        let matching = files.withLock { $0.files(of: itemID) }
         for file in matching { file.cancelAll(FetchError(.cancelled, "transfers of item \(itemID) cancelled")) }
     }
 
@@ -377,37 +384,53 @@ public final class RangeFetcher: ItemByteSource {
 
     // MARK: - Files
 
+    private typealias FileID = CachedFileTable.FileID
+
     private func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
         let id = FileID(itemID: itemID, key: key)
-        return try files.withLock { files throws(FetchError) -> CachedFile in
-            if let existing = files[id] { return existing }
-            let stored: StoredCacheFile?
-            do {
-                if key == "media", let origin = mediaOrigins?.origin(itemID: itemID) {
-                    // What the store read would say of it: no version known, no byte claimed.
-                    stored = StoredCacheFile(origin: origin, validator: nil, ranges: [])
-                } else {
-                    stored = try index.load(itemID: itemID, file: key)
-                }
-            } catch {
-                throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
+        let (cached, dropped) = try files.withLock { files throws(FetchError) -> (CachedFile, [CachedFile]) in
+            if let existing = files.use(id) { return (existing, []) }
+            let cached = try makeCachedFile(id)
+            files.insert(cached, as: id)
+            let dropped = files.dropIdleFiles(isPinned: isOpen(itemID:))
+            for file in dropped where file.key == "media" { mediaOrigins?.forget(itemID: file.itemID) }
+            return (cached, dropped)
+        }
+        // Their descriptors close as they go, outside the lock (unless a late callback still
+        // holds one; it then goes with that).
+        withExtendedLifetime(dropped) {}
+        return cached
+    }
+
+    /// A file's cache, from what the store holds of it. Under `files`.
+    private func makeCachedFile(_ id: FileID) throws(FetchError) -> CachedFile {
+        let (itemID, key) = (id.itemID, id.key)
+        let stored: StoredCacheFile?
+        do {
+            if key == "media", let origin = mediaOrigins?.origin(itemID: itemID) {
+                // What the store read would say of it: no version known, no byte claimed.
+                stored = StoredCacheFile(origin: origin, validator: nil, ranges: [])
+            } else {
+                stored = try index.load(itemID: itemID, file: key)
             }
-            guard let stored else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
-            do {
-                let cached = try CachedFile(
-                    itemID: itemID, key: key, stored: stored, path: cacheFilePath(itemID: itemID, file: key),
-                    loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
-                    staging: staging, blockWrites: blockWrites, onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
-                files[id] = cached
-                return cached
-            } catch {
-                throw CachedFile.writeFailure(error, path: cacheFilePath(itemID: itemID, file: key))
-            }
+        } catch {
+            throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
+        }
+        guard let stored else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
+        do {
+            return try CachedFile(
+                itemID: itemID, key: key, stored: stored, path: cacheFilePath(itemID: itemID, file: key),
+                descriptors: descriptors, loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
+                staging: staging, blockWrites: blockWrites, onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
+        } catch {
+            throw CachedFile.writeFailure(error, path: cacheFilePath(itemID: itemID, file: key))
         }
     }
 
+    /// Holds its file weakly: a read's backstop timer keeps its ticket long after most reads
+    /// are answered, and must not keep the file (and its descriptors) meanwhile.
     private struct Ticket: FetchTicket {
-        let file: CachedFile?
+        weak var file: CachedFile?
         let waiterID: Int?
 
         func cancel() {

@@ -1,0 +1,58 @@
+import Foundation
+@testable import OfflineEngine
+import OfflineHTTP
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// However many files the engine touches, it keeps a bounded number of cache file descriptors
+/// open (`CacheDescriptors`) and lets go of the state of files nobody uses (`CachedFileTable`).
+@Suite struct CacheFileBoundsTests {
+    static let settings: FetchSettings = {
+        var settings = TransferFixture.testSettings
+        settings.idleFilesKept = 4
+        settings.cacheDescriptors = 4
+        return settings
+    }()
+
+    @Test func readingManyFilesInTurnKeepsTheirDescriptorsBounded() throws {
+        let fixture = try TransferFixture(settings: Self.settings)
+        defer { fixture.close() }
+        let items = try (0..<60).map { try fixture.addItem("f\($0)", size: 8_192, seed: UInt64($0 + 1)) }
+        var peak = 0
+        // When each file is read once, in turn
+        for (n, item) in items.enumerated() {
+            guard case .success = fixture.fetch(item, 0..<8_192) else { Issue.record("read of f\(n) failed"); return }
+            #expect(try fixture.cachedBytes(item, 0..<8_192) == GeneratedBytes(size: 8_192, seed: UInt64(n + 1)).bytes(in: 0..<8_192))
+            peak = max(peak, fixture.fetcher.openCacheDescriptors)
+        }
+        // Then no more descriptors stayed open than the pool keeps, plus those a few threads
+        // (transfer, flusher, block writes) may borrow at one moment
+        #expect(peak <= Self.settings.cacheDescriptors + 3, "peak \(peak)")
+        #expect(fixture.fetcher.openCacheDescriptors <= Self.settings.cacheDescriptors + 3)
+        // And the first files' state was let go
+        #expect(!fixture.fetcher.holds(itemID: items[0].id, file: "media"))
+    }
+
+    @Test func aFileLetGoIsReadAgainFromTheCacheNotFromTheOrigin() throws {
+        let fixture = try TransferFixture(settings: Self.settings)
+        defer { fixture.close() }
+        let first = try fixture.addItem("first", size: 1 << 20, seed: 3)
+        let others = try (0..<20).map { try fixture.addItem("o\($0)", size: 4_096, seed: UInt64($0 + 10)) }
+        // Given the first 256 KiB of a file fetched and claimed
+        guard case .success = fixture.fetch(first, 0..<262_144) else { Issue.record("first read failed"); return }
+        _ = try fixture.fetcher.flush(itemID: first.id, file: "media")
+        // And enough other files read since that the fetcher let go of it
+        for other in others {
+            guard case .success = fixture.fetch(other, 0..<4_096) else { Issue.record("read failed"); return }
+            _ = try fixture.fetcher.flush(itemID: other.id, file: "media")
+        }
+        #expect(!fixture.fetcher.holds(itemID: first.id, file: "media"))
+        // When its bytes are read again
+        fixture.origin.clearLog()
+        guard case .success = fixture.fetch(first, 0..<262_144) else { Issue.record("second read failed"); return }
+        // Then they come from the cache file: the origin is not asked again
+        #expect(fixture.origin.requests(for: "/first").isEmpty)
+        #expect(try fixture.cachedBytes(first, 0..<262_144) == GeneratedBytes(size: 1 << 20, seed: 3).bytes(in: 0..<262_144))
+    }
+}
