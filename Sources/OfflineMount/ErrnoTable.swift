@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
@@ -16,6 +17,7 @@ public final class ErrnoTable: Sendable {
 
     /// A failed fetch of missing bytes.
     public func errno(for error: FetchError) -> Errno {
+        if error.reason == .outOfDescriptors { logDescriptorShortage(error.message) }
         switch error.code {
         // An interrupted request is answered EINTR (DESIGN §5); a cancelled fetch only
         // happens for one.
@@ -26,18 +28,32 @@ public final class ErrnoTable: Sendable {
         }
     }
 
-    /// Any other error on a request path.
-    public func errno(for error: any Error, during operation: String) -> Errno {
+    /// Any other error on a request path; `subject` (a path) goes in the log line, not in the
+    /// kind of failure logged once.
+    public func errno(for error: any Error, during operation: String, about subject: String? = nil) -> Errno {
         switch error {
         case let errno as Errno: return errno
         case let fetch as FetchError: return self.errno(for: fetch)
         case let store as StoreError where store.code == .unknownItem: return .noSuchFileOrDirectory
+        case let posix as POSIXError where posix.code == .EMFILE || posix.code == .ENFILE:
+            logDescriptorShortage("\(operation)\(subject.map { " " + $0 } ?? ""): \(posix)")
+            return .ioError
         default:
             let kind = "\(operation): \(type(of: error))"
             if logged.withLock({ $0.insert(kind).inserted }) {
-                logger.error("\(operation) failed, answered EIO (further errors of this kind are not logged): \(error)")
+                logger.error("\(operation)\(subject.map { " " + $0 } ?? "") failed, answered EIO (further errors of this kind are not logged): \(error)")
             }
             return .ioError
         }
+    }
+
+    /// Running out of descriptors fails every read that needs a new one until some are free
+    /// again (reads then recover by themselves): one line says so, with the limit, whatever
+    /// file each failure was about.
+    private func logDescriptorShortage(_ first: String) {
+        guard logged.withLock({ $0.insert("out of descriptors").inserted }) else { return }
+        var limit = rlimit()
+        let soft = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? "\(limit.rlim_cur)" : "unknown"
+        logger.error("the mount ran out of file descriptors (open-file limit \(soft)); reads that need one fail with EIO until some are free (further such failures are not logged): \(first)")
     }
 }

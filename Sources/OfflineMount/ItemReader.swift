@@ -275,11 +275,12 @@ final class ItemReader: Sendable {
         // does not keep that promise.
         let backstop = readTimeout + .milliseconds(500)
         let (seconds, attoseconds) = backstop.components
-        DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18) { [logger] in
+        // The item's id only, not the open file: the timer must not hold its descriptor.
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18) { [logger, itemID = file.itemID] in
             guard !reply.isAnswered else { return }
             ticket.cancel()
             reply.fail(.ioError)
-            logger.warning("read of item \(file.itemID) \(range) not answered by the engine within the bound; answered EIO")
+            logger.warning("read of item \(itemID) \(range) not answered by the engine within the bound; answered EIO")
         }
     }
 
@@ -309,8 +310,8 @@ final class ItemReader: Sendable {
     /// answered in full), else copied, short at the end (`direct_io`).
     private func answerFromCacheFile(_ file: OpenFile, _ range: ByteRange, _ reply: Reply<ReadData>) {
         guard let fd = file.cacheDescriptor() else {
-            reply.fail(errnos.errno(for: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO),
-                                    during: "read (opening the cache file \(file.path))"))
+            let error = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            reply.fail(errnos.errno(for: error, during: "read (opening the cache file)", about: file.path))
             return
         }
         if file.size != nil {

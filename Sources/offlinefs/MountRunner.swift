@@ -24,6 +24,9 @@ struct MountRunner {
             return handler
         }
 
+        // Before the engine, which sizes its descriptor pool by it.
+        let openFileLimit = OpenFileLimit.raiseToHard()
+
         // Takes the library lock; creates no thread yet: the scheduler starts below, after the
         // daemonizing fork, and the transfer thread with the first fetch.
         let engine: Engine
@@ -31,6 +34,11 @@ struct MountRunner {
             engine = try Engine(library: opened)
         } catch {
             throw CLIError("cannot mount \(opened.folder.path): \(error)")
+        }
+        // Said once the library is ours: a mount that cannot start has other news.
+        if let limit = openFileLimit {
+            let raised = limit.now > limit.before ? " (raised from \(limit.before))" : ""
+            logger.info("open-file limit \(limit.now)\(raised)")
         }
         let fileSystem = OfflineFileSystem(library: opened, byteSource: engine.transfers.fetcher,
                                            actions: EngineActions(commands: engine.commands),
@@ -56,6 +64,10 @@ struct MountRunner {
             }
         }
         engine.lock.record(mountpoint: mountpoint)
+        // libdispatch makes its event loop (an epoll, an eventfd, timerfds) at the first timer
+        // and traps when it cannot: the first read's timer, run while the mount was out of
+        // descriptors, ended the mount. Made now, while descriptors are free (after the fork).
+        DispatchQueue.global().asyncAfter(deadline: .now()) {}
         do {
             try session.installSignalHandlers()
         } catch {

@@ -69,7 +69,13 @@ func withMount(_ fixture: LibraryFixture, options: [String] = [], prefix: [Strin
                _ body: (MountedLibrary) throws -> Void) throws {
     let mount = try MountedLibrary(fixture, options: options, prefix: prefix)
     defer { mount.cleanUp() }
-    try body(mount)
+    do {
+        try body(mount)
+    } catch {
+        // What the daemon logged says why a request failed.
+        let daemon = (try? mount.unmount())?.daemon.stderr ?? "(no daemon output)"
+        throw Failure("\(error)\ndaemon output:\n\(daemon.suffix(4000))")
+    }
     let (unmount, daemon) = try mount.unmount()
     #expect(unmount.status == 0, "unmount: \(unmount.stderr)")
     #expect(daemon.status == 0, "daemon exit: \(daemon.stderr)")
