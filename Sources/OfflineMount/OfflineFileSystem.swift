@@ -251,8 +251,12 @@ public final class OfflineFileSystem: FileSystemOperations {
             result.totalBlocks = UInt64(info.f_blocks)
             result.freeBlocks = UInt64(info.f_bfree)
             result.availableBlocks = UInt64(info.f_bavail)
+            // The cache's file system's inodes: `df -i` of the mount then says what room is
+            // left for cache files (the mount's own names take none).
+            result.totalFiles = UInt64(info.f_files)
+            result.freeFiles = UInt64(info.f_ffree)
+            result.availableFiles = UInt64(info.f_favail)
         }
-        result.totalFiles = UInt64(tree.snapshot.items.count)
         reply.succeed(result)
     }
 

@@ -184,21 +184,20 @@ public struct TreeBuilder {
                 files.append(TreeItemFile(name: FileName(name), key: TreeItemFile.joinedKey))
             }
         }
-        let time = item.downloadedAt ?? item.publishedAt ?? item.addedAt
-        items.set(TreeItem(id: item.id, files: files, size: UInt64(max(0, item.size ?? 0)),
-                           modificationTime: Timestamp(time), state: item.state, isHLS: isHLS,
-                           licenceExpiresAt: licenceExpiresAt))
-
-        if let slot = sourceSlots[item.sourceID] { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
+        var slots: [Int] = []
+        if let slot = sourceSlots[item.sourceID] { slots.append(slot) }
         for category in item.categoryIDs {
-            if let slot = categorySlots[category] { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
+            if let slot = categorySlots[category] { slots.append(slot) }
         }
-        if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) {
-            place(files, itemID: item.id, isHLS: isHLS, in: stateSlots[index])
-        }
-        if item.state == .cached, let downloaded = item.downloadedAt, downloaded >= recentCutoff {
-            place(files, itemID: item.id, isHLS: isHLS, in: recentSlot)
-        }
+        if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) { slots.append(stateSlots[index]) }
+        if item.state == .cached, let downloaded = item.downloadedAt, downloaded >= recentCutoff { slots.append(recentSlot) }
+        for slot in slots { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
+
+        // The publish time, which no download or state change moves: a second backup of an
+        // unchanged library copies nothing (the download date is an xattr).
+        items.set(TreeItem(id: item.id, files: files, size: UInt64(max(0, item.size ?? 0)),
+                           modificationTime: Timestamp(item.publishedAt ?? item.addedAt), state: item.state,
+                           isHLS: isHLS, licenceExpiresAt: licenceExpiresAt, folderCount: UInt16(clamping: slots.count)))
     }
 
     /// The item's media name: the previous tree's when it is the same (most items, most

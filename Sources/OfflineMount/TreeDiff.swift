@@ -26,9 +26,12 @@ public enum TreeDiff {
             let id = before.id
             guard let after = new.items[id], after != before else { continue }
             let sizeChanged = after.size != before.size
-            let inode = NodeID.itemFile(itemID: id, file: 0).inode
-            // A negative offset drops the attributes only: cached bytes stay valid unless the size moved.
-            result.append(.invalidateInode(inode: inode, offset: sizeChanged ? 0 : -1, length: 0))
+            // A negative offset drops the attributes only: cached bytes stay valid unless the
+            // size moved. Side files' attributes too: their link count follows the item's folders.
+            for file in 0..<max(before.files.count, after.files.count, 1) {
+                let inode = NodeID.itemFile(itemID: id, file: file).inode
+                result.append(.invalidateInode(inode: inode, offset: sizeChanged && file == 0 ? 0 : -1, length: 0))
+            }
         }
         return result
     }

@@ -107,7 +107,7 @@ public struct TreeItem: Hashable, Sendable {
     public var files: TreeItemFiles
     /// The media size (0 when unknown).
     public var size: UInt64
-    /// `downloadedAt ?? publishedAt ?? addedAt`.
+    /// `publishedAt ?? addedAt`: it never moves with the item's state.
     public var modificationTime: Timestamp
     /// When its licence expires (opens fail with `EKEYEXPIRED` from then), if it does.
     /// (Before the one-byte fields: the item then fits 64 bytes.)
@@ -115,6 +115,9 @@ public struct TreeItem: Hashable, Sendable {
     public var state: ItemState
     /// An HLS item: its media file is the local playlist, sized by the file system.
     public var isHLS: Bool
+    /// How many folders list it: its files' link count, so `du` counts it once and `cp -a`
+    /// and `tar` keep one copy and hard links.
+    public var folderCount: UInt16
 
     /// Whether opens of any of its files are refused with `EKEYEXPIRED` at `now`.
     public func licenceHasExpired(at now: Date) -> Bool {
@@ -122,14 +125,15 @@ public struct TreeItem: Hashable, Sendable {
     }
 
     public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState,
-                isHLS: Bool = false, licenceExpiresAt: Date? = nil) {
+                isHLS: Bool = false, licenceExpiresAt: Date? = nil, folderCount: UInt16 = 1) {
         self.init(id: id, files: TreeItemFiles(files), size: size, modificationTime: modificationTime, state: state,
-                  isHLS: isHLS, licenceExpiresAt: licenceExpiresAt)
+                  isHLS: isHLS, licenceExpiresAt: licenceExpiresAt, folderCount: folderCount)
     }
 
     init(id: Int64, files: TreeItemFiles, size: UInt64, modificationTime: Timestamp, state: ItemState,
-         isHLS: Bool, licenceExpiresAt: Date?) {
+         isHLS: Bool, licenceExpiresAt: Date?, folderCount: UInt16) {
         self.id = id
+        self.folderCount = folderCount
         self.files = files
         self.size = size
         self.modificationTime = modificationTime
@@ -227,6 +231,7 @@ public final class TreeSnapshot: Sendable {
         attributes.uid = uid
         attributes.gid = gid
         attributes.setTimes(item.modificationTime)
+        attributes.linkCount = UInt64(max(1, item.folderCount))
         return attributes
     }
 

@@ -71,8 +71,12 @@ struct TreeUnitTests {
         #expect(tree.items[104] == nil)
         let attributes = try #require(tree.attributes(NodeID.itemFile(itemID: 100, file: 0).inode))
         #expect(attributes.uid == 7 && attributes.gid == 8 && attributes.mode == UInt32(S_IFREG) | 0o644)
-        #expect(attributes.modificationTime == Timestamp(seconds: Int(now.timeIntervalSince1970.rounded(.down)),
-                                                         nanoseconds: attributes.modificationTime.nanoseconds))
+        // Its publish time, not its download time: a download moves nothing a backup compares.
+        #expect(attributes.modificationTime == Timestamp(seconds: 1_000))
+        #expect(attributes.changeTime == attributes.modificationTime)
+        // One link per folder that lists it: its source, news/local, state/cached and recent/.
+        #expect(attributes.linkCount == 4)
+        #expect(tree.attributes(NodeID.itemFile(itemID: 101, file: 0).inode)?.linkCount == 3)
     }
 
     /// The mount reads `itemOutlines()`; the tree must be the one the full listings give.

@@ -1,0 +1,82 @@
+import Foundation
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// The mount as backups see it: times that no download moves, link counts that say an item
+/// listed in several folders is one file, and a file system with room left.
+extension RealMounts {
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct BackupTests {
+    static let published = 1_700_000_000
+
+    @Test func aSecondRsyncOfAnUnchangedLibrarySendsNothing() throws {
+        // Given three uncached videos (without side files)
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let items = try fixture.merge(source, (1...3).map {
+            ItemSpec(contentID: "v\($0)", title: "Video \($0)", size: Int64($0) * 300_000, seed: UInt64($0))
+        })
+        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
+            // When the library is backed up with rsync's defaults: every item streams in
+            let backup = fixture.directory + "/backup"
+            let first = try mount.run(["rsync", "-a", fixture.path("sources") + "/", backup + "/"], deadline: 60)
+            #expect(first.status == 0, "\(first.stderr)")
+            for item in items.values {
+                let copied = FileManager.default.contents(atPath: backup + "/acme/" + (item.fileName ?? ""))
+                #expect(copied == fixture.originBytes(item), "\(item.fileName ?? "")")
+            }
+            // and becomes cached, as the mount shows
+            #expect(waitUntil { names(fixture.path("state/cached")).count == 3 })
+            // Then a second backup finds nothing to send
+            let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources") + "/", backup + "/"])
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
+        }
+    }
+
+    @Test func timesHoldStillAcrossADownloadAndLinksCountTheFolders() throws {
+        // Given one uncached item listed in its source and two categories
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let item = try #require(try fixture.merge(source, [
+            ItemSpec(contentID: "v", title: "Video", size: 400_000, seed: 3, categories: [["news"], ["family"]]),
+        ])["v"])
+        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
+            let path = fixture.path("sources/acme/Video [v].mp4")
+            var before = stat()
+            #expect(stat(path, &before) == 0)
+            #expect(Int(before.st_mtim.tv_sec) == Self.published)
+            #expect(Int(before.st_ctim.tv_sec) == Self.published)
+            #expect(before.st_nlink == 3)
+
+            // When it is downloaded (and so also listed in state/cached and recent/)
+            #expect(fixture.control("download sources/acme/Video [v].mp4\n") == nil)
+            #expect(waitUntil { (try? fixture.current(item).state) == .cached })
+            var after = stat()
+            #expect(waitUntil { stat(path, &after) == 0 && after.st_nlink == 5 }, "nlink \(after.st_nlink)")
+            // Then its times have not moved
+            #expect(Int(after.st_mtim.tv_sec) == Self.published)
+            #expect(Int(after.st_ctim.tv_sec) == Self.published)
+
+            // And a tar of the whole mount keeps one copy: its four other names are links to it.
+            // (One argument: tar looks for links among separately named files whatever
+            // their link count.)
+            let archive = fixture.directory + "/backup.tar"
+            let tar = try mount.run(["tar", "cf", archive, "-C", fixture.mountpoint, "--exclude=./.*", "."])
+            #expect(tar.status == 0, "\(tar.stderr)")
+            let listing = try mount.run(["tar", "tvf", archive])
+            let names = listing.stdout.split(separator: "\n").filter { $0.contains("Video [v].mp4") }
+            #expect(names.count == 5, "\(listing.stdout)")
+            #expect(names.filter { $0.contains(" link to ") }.count == 4, "\(listing.stdout)")
+
+            // And the file system reports room for more files, not "100 % of inodes used"
+            var info = statvfs()
+            #expect(statvfs(fixture.mountpoint, &info) == 0)
+            #expect(info.f_files > 0 && info.f_ffree > 0)
+        }
+    }
+}
+}
