@@ -6,8 +6,11 @@ import Logging
 import Synchronization
 
 /// The root's hidden files (DESIGN §2, HARDENING): `direct_io`, never kept in the page cache,
-/// attributes never cached; size 0 except `.events`, whose real size and mtime let `tail -f`
-/// follow it. Only `.control` can be written (mode 0644, the others 0444).
+/// attributes never cached. `.status` and `.status.json` report the size of the snapshot their
+/// `getattr` takes, which an open within a second then serves (`rsync`, `tar`, `sendfile` and
+/// Samba copy exactly `st_size` bytes); `.events` has its real size and mtime, so `tail -f`
+/// follows it; `.control` reads as its reference. Only `.control` can be written (mode 0644,
+/// the others 0444).
 extension OfflineFileSystem {
     func hiddenAttributes(_ file: HiddenFile) -> Result<FileAttributes, Errno> {
         let snapshot = tree.snapshot
@@ -15,12 +18,19 @@ extension OfflineFileSystem {
         attributes.uid = snapshot.uid
         attributes.gid = snapshot.gid
         attributes.setTimes(snapshot.folderTime)
-        if file == .events {
-            let (size, modified) = events.update()
-            attributes.size = UInt64(size)
-            attributes.blocks = (UInt64(size) + 511) / 512
+        var size: Int64 = 0
+        switch file {
+        case .events:
+            let (eventsSize, modified) = events.update()
+            size = eventsSize
             if size > 0 { attributes.setTimes(Timestamp(modified)) }
+        case .status, .statusJSON:
+            size = Int64(statusSnapshot(json: file == .statusJSON).count)
+        case .control:
+            break
         }
+        attributes.size = UInt64(size)
+        attributes.blocks = (UInt64(size) + 511) / 512
         return .success(attributes)
     }
 
@@ -33,12 +43,8 @@ extension OfflineFileSystem {
         case .control:
             answer.handle = control.open()
         case .status, .statusJSON:
-            let contents = renderStatus(json: file == .statusJSON)
-            answer.handle = statusFiles.withLock { table in
-                defer { table.next += 1 }
-                table.open[table.next] = contents
-                return table.next
-            }
+            let contents = statusSnapshot(json: file == .statusJSON)
+            answer.handle = statusFiles.withLock { $0.open(contents) }
         case .events:
             answer.handle = 0
         }
@@ -48,7 +54,7 @@ extension OfflineFileSystem {
     func readHidden(_ file: HiddenFile, handle: UInt64, offset: Int64, size: Int) -> [UInt8] {
         switch file {
         case .control: control.read(offset: offset, size: size)
-        case .status, .statusJSON: statusFiles.withLock { $0.open[handle] ?? [] }.slice(offset: offset, size: size)
+        case .status, .statusJSON: statusFiles.withLock { $0.contents(handle) }.slice(offset: offset, size: size)
         case .events: events.read(offset: offset, size: size)
         }
     }
@@ -56,9 +62,18 @@ extension OfflineFileSystem {
     func releaseHidden(_ file: HiddenFile, handle: UInt64) {
         switch file {
         case .control: control.release(handle: handle)
-        case .status, .statusJSON: _ = statusFiles.withLock { $0.open.removeValue(forKey: handle) }
+        case .status, .statusJSON: statusFiles.withLock { $0.close(handle) }
         case .events: break
         }
+    }
+
+    /// The latest snapshot of `.status` or `.status.json` if taken within the last second, else
+    /// a new one.
+    func statusSnapshot(json: Bool) -> [UInt8] {
+        if let recent = statusFiles.withLock({ $0.latest(json: json) }) { return recent }
+        let contents = renderStatus(json: json)
+        statusFiles.withLock { $0.keep(contents, json: json) }
+        return contents
     }
 
     /// `.status` or `.status.json` now (store reads: local, bounded).

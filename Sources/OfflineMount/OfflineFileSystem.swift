@@ -43,9 +43,9 @@ public final class OfflineFileSystem: FileSystemOperations {
     let events: EventsFile
     let rates = RateMeter()
     let clock: @Sendable () -> Date
-    /// Contents of each open `.status`/`.status.json`, rendered at open so reads at any offset
-    /// see one consistent text.
-    let statusFiles = Mutex<(next: UInt64, open: [UInt64: [UInt8]])>((1, [:]))
+    /// Contents of each open `.status`/`.status.json`, so reads at any offset see one
+    /// consistent text, and the latest snapshot of each (`StatusSnapshots`).
+    let statusFiles = Mutex(StatusSnapshots())
     private let libraryPath: String
     /// Open directories: each listing pages through the tree it started with, so a rebuild
     /// between two readdir calls can neither skip nor repeat a name.

@@ -37,6 +37,24 @@ struct BackupTests {
         }
     }
 
+    @Test func statusFilesArchiveWhole() throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // When tar, which copies exactly the size stat reports, archives the status files
+            let archive = fixture.directory + "/status.tar"
+            let tar = try mount.run(["tar", "cf", archive, "-C", fixture.mountpoint, ".status", ".status.json"])
+            #expect(tar.status == 0, "\(tar.stderr)")
+            // Then both are there whole: the table with its header and every item line, the JSON parseable
+            let table = try mount.run(["tar", "xOf", archive, ".status"]).stdout
+            #expect(table.hasPrefix("offlinefs status at"), "\(table)")
+            #expect(table.hasSuffix("\n") && table.contains(StandardLibrary.queued), "\(table)")
+            let json = try mount.run(["tar", "xOf", archive, ".status.json"]).stdout
+            let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            #expect((parsed?["items"] as? [Any])?.isEmpty == false, "\(json)")
+        }
+    }
+
     @Test func timesHoldStillAcrossADownloadAndLinksCountTheFolders() throws {
         // Given one uncached item listed in its source and two categories
         let fixture = try LibraryFixture()

@@ -19,7 +19,9 @@ struct StatusXattrTests {
             let tail = try ChildProcess.start(["tail", "-n", "0", "-f", fixture.path(".events")])
             defer { tail.kill(SIGTERM); _ = tail.wait(deadline: 5) }
             var info = stat()
-            #expect(stat(fixture.path(".status"), &info) == 0 && info.st_size == 0)
+            // .status has the size of the snapshot stat took, and a read right after gets it whole.
+            #expect(stat(fixture.path(".status"), &info) == 0 && info.st_size > 0)
+            #expect(FileManager.default.contents(atPath: fixture.path(".status"))?.count == Int(info.st_size))
             let before = stat(fixture.path(".events"), &info) == 0 ? info.st_size : -1
             usleep(300_000)  // tail has opened the file and seeks to its end (-n 0)
 
@@ -31,9 +33,13 @@ struct StatusXattrTests {
             #expect(eventually(within: 5) { tail.currentOutput.contains("→ cached") }, "\(tail.currentOutput)")
             #expect(stat(fixture.path(".events"), &info) == 0 && info.st_size > before)
 
-            let status = String(decoding: FileManager.default.contents(atPath: fixture.path(".status")) ?? Data(), as: UTF8.self)
-            #expect(status.contains("STATE") && status.contains("cached") && status.contains("sources/acme/\(StandardLibrary.remote)"),
-                    "\(status)")
+            // (A snapshot serves opens for a second: a later one shows the download.)
+            var status = ""
+            #expect(eventually(within: 5) {
+                status = String(decoding: FileManager.default.contents(atPath: fixture.path(".status")) ?? Data(), as: UTF8.self)
+                return status.contains("sources/acme/\(StandardLibrary.remote)")
+            })
+            #expect(status.contains("STATE") && status.contains("cached"), "\(status)")
             let json = try JSONSerialization.jsonObject(with: FileManager.default.contents(atPath: fixture.path(".status.json")) ?? Data())
             let items = try #require((json as? [String: Any])?["items"] as? [[String: Any]])
             let row = try #require(items.first { $0["contentId"] as? String == "ep-004" })
