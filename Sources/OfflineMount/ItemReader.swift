@@ -228,6 +228,13 @@ final class ItemReader: Sendable {
         }
         // An HLS byte-range part is a window on its URL's cache file.
         let range = ByteRange(file.baseOffset + offset, file.baseOffset + end)
+        // A file opened before its size was known (`direct_io`): a read at its end, once the
+        // engine knows where that is, is the end of file. Its cache file may not exist yet
+        // (the bytes wait in memory for their block to be written).
+        if file.size == nil, let known = byteSource.knownSize(itemID: file.itemID, file: file.key), range.start >= known {
+            reply.succeed(bytes: [])
+            return
+        }
         let readAhead = file.readAhead(offset: offset, end: end)
         defer { prefetch(file, end: end, readAhead: readAhead) }
         // Bytes that arrived moments ago are still in memory, whether or not they are in the

@@ -351,6 +351,12 @@ public final class OfflineFileSystem: FileSystemOperations {
             attributes.size = UInt64(size)
             attributes.blocks = (UInt64(size) + 511) / 512
         }
+        // A side file not yet in the cache says size 0, which the kernel must not keep: an open
+        // that finds it whole reads through the page cache, which stops at the size it holds,
+        // and a reader got an empty file. Kept for no time, a read past it asks again.
+        if case .itemFile(_, let file)? = node, file > 0, size == nil {
+            return .success((attributes, 0))
+        }
         return .success((attributes, Self.attributeTimeout(for: node, cacheTimeout: cacheTimeout) { _ in isHLS }))
     }
 

@@ -81,6 +81,8 @@ final class LibraryFixture {
             let path = "/m/\(served)"
             let generated = GeneratedBytes(size: spec.size, seed: spec.seed)
             origin.serve(path, .generated(size: spec.size, seed: spec.seed, contentType: spec.mimeType))
+            if spec.thumbnail { origin.serve(path + ".jpg", Self.sideFile(path + ".jpg")) }
+            for language in spec.subtitles { origin.serve("\(path).\(language).vtt", Self.sideFile("\(path).\(language).vtt")) }
             paths[spec.contentID] = generated
             entries.append(CatalogEntry(
                 contentID: spec.contentID, title: spec.title, type: .video, mediaURL: origin.url(path), size: spec.size,
@@ -114,6 +116,24 @@ final class LibraryFixture {
         return CatalogEntry(contentID: spec.contentID, title: spec.title, type: .hls, mediaURL: origin.url(base + playlist),
                             size: nil, mimeType: "application/vnd.apple.mpegurl", publishedAt: spec.published,
                             licence: spec.licence, categoryPaths: spec.categories)
+    }
+
+    /// What the origin serves at a side file's path: a few KiB of bytes made from the path.
+    static func sideFile(_ path: String) -> Resource {
+        let seed = path.utf8.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+        return .generated(size: 2_000 + Int64(seed % 6_000), seed: seed)
+    }
+
+    /// The origin's bytes of an item's side file (`key`: "thumbnail", "subtitle.<language>").
+    func sideFileBytes(_ item: Item, _ key: String) throws -> Data {
+        let url: String?
+        if key == "thumbnail" { url = item.thumbnailURL } else {
+            url = item.subtitles.first { "subtitle.\($0.language)" == key }?.url
+        }
+        guard let path = url.flatMap(URL.init(string:))?.path, case .generated(let size, let seed) = Self.sideFile(path).body else {
+            throw Failure("item \(item.id) has no \(key)")
+        }
+        return TestOrigin.generatedBytes(size: size, seed: seed)
     }
 
     /// The origin's bytes of an item's media.

@@ -1,0 +1,65 @@
+import Foundation
+import OfflineStore
+import OfflineTestSupport
+import Synchronization
+import Testing
+
+/// Thumbnails and subtitles beside the media: read whole by every reader, the first time too.
+extension RealMounts {
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct SideFileTests {
+    @Test func eightConcurrentFirstReadsOfEverySideFileGetItWholeOnTenFreshMounts() throws {
+        for mount in 1...10 {
+            // Given a library just synced, nothing cached
+            let library = try StandardLibrary()
+            let fixture = library.fixture
+            let launch = try #require(library.items["ep-001"])
+            let expected: [(path: String, expected: String)] = try zip(StandardLibrary.launchSideFiles,
+                                                                       ["thumbnail", "subtitle.en", "subtitle.pt-BR"]).map {
+                let copy = fixture.directory + "/" + $0.1
+                try fixture.sideFileBytes(launch, $0.1).write(to: URL(fileURLWithPath: copy))
+                return (fixture.path("sources/acme/\($0.0)"), copy)
+            }
+            try withMount(fixture) { (_: MountedLibrary) throws in
+                // When 8 programs read every side file at once, right after mounting
+                let failures = Mutex<[String]>([])
+                DispatchQueue.concurrentPerform(iterations: 8 * expected.count) { n in
+                    let file = expected[n % expected.count]
+                    // cmp reads as cat does, to the end, and says where the copy differs.
+                    let cmp = try? ChildProcess.run(["cmp", file.expected, file.path])
+                    if cmp?.status != 0 {
+                        failures.withLock { $0.append("\((file.path as NSString).lastPathComponent): \(cmp.map { $0.stdout + $0.stderr } ?? "timed out")") }
+                    }
+                }
+                // Then every one of them got the origin's file
+                #expect(failures.withLock { $0 }.isEmpty, "mount \(mount): \(failures.withLock { $0 })")
+            }
+        }
+    }
+
+    @Test func cpAOfAFreshSourceFolderCopiesEveryFileWholeAndExitsZero() throws {
+        // Given a library just synced, nothing of acme's items cached but the three the library caches
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // When the source folder is copied with cp -a
+            let copy = fixture.directory + "/copy"
+            let cp = try mount.run(["cp", "-a", fixture.path("sources/acme"), copy], deadline: 60)
+            // Then it exits 0, and every file is the origin's, with the mount's mode and time
+            #expect(cp.status == 0, "\(cp.stderr)")
+            let launch = try #require(library.items["ep-001"])
+            for (name, key) in zip(StandardLibrary.launchSideFiles, ["thumbnail", "subtitle.en", "subtitle.pt-BR"]) {
+                #expect(FileManager.default.contents(atPath: copy + "/" + name) == (try fixture.sideFileBytes(launch, key)), "\(name)")
+            }
+            for (name, id) in [(StandardLibrary.launch, "ep-001"), (StandardLibrary.remote, "ep-004"), (StandardLibrary.tiny, "ep-002")] {
+                let item = try #require(library.items[id])
+                #expect(FileManager.default.contents(atPath: copy + "/" + name) == fixture.originBytes(item), "\(name)")
+                var info = stat()
+                #expect(stat(copy + "/" + name, &info) == 0 && info.st_mode & 0o777 == 0o644 && Int(info.st_mtim.tv_sec) == 1_700_000_000)
+            }
+        }
+    }
+}
+}
