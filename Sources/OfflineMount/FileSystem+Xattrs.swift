@@ -32,11 +32,9 @@ extension OfflineFileSystem {
         case .hidden?, .hlsPart?:
             return .success([])
         case let node?:
-            guard let folder = snapshot.folders[inode] else { return .failure(.noSuchFileOrDirectory) }
-            let items = folder.children.compactMap { child -> TreeItem? in
-                guard !child.isDirectory, case .itemFile(let id, 0)? = NodeID(inode: child.inode) else { return nil }
-                return snapshot.items[id]
-            }
+            guard snapshot.folders[inode] != nil else { return .failure(.noSuchFileOrDirectory) }
+            // What the folder holds, its sub-folders' items included, each item once.
+            let items = snapshot.items(under: inode)
             var source: Source?
             if case .source(let id) = node { source = try? store.source(id: id) }
             return .success(Xattrs.folder(items: items, source: source))

@@ -235,6 +235,26 @@ public final class TreeSnapshot: Sendable {
         return attributes
     }
 
+    /// Every item listed in the folder or in a folder below it, each once (an item is in
+    /// several folders; the root holds the whole library once).
+    public func items(under inode: UInt64) -> [TreeItem] {
+        var found: [TreeItem] = []
+        var seen = Set<Int64>()
+        var visited = Set<UInt64>()
+        var pending = [inode]
+        while let next = pending.popLast() {
+            guard visited.insert(next).inserted, let folder = folders[next] else { continue }
+            for child in folder.children {
+                if child.isDirectory {
+                    pending.append(child.inode)
+                } else if case .itemFile(let id, 0)? = NodeID(inode: child.inode), seen.insert(id).inserted, let item = items[id] {
+                    found.append(item)
+                }
+            }
+        }
+        return found
+    }
+
     /// An empty tree (before the first build, or when the store cannot be read).
     public static func empty(uid: UInt32, gid: UInt32, folderTime: Timestamp) -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: .distantFuture)

@@ -40,7 +40,8 @@ public enum Xattrs {
         return list
     }
 
-    /// A folder: counts of the item files it lists; a source folder also its toggle and feed.
+    /// A folder: counts of the items it holds, in its sub-folders too, each once; a source
+    /// folder also its toggle and feed.
     public static func folder(items: [TreeItem], source: Source?) -> [(String, String)] {
         var list: [(String, String)] = [
             ("user.offline.items", String(items.count)),

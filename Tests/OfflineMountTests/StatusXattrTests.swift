@@ -68,6 +68,12 @@ struct StatusXattrTests {
                     "\(folder.stdout)")
             let state = try mount.run(["getfattr", "-d", fixture.path("state/cached")])
             #expect(state.stdout.contains("user.offline.cached=\"4\""), "\(state.stdout)")
+            // Folders count what they hold below them too, each item once: the root the whole
+            // library, categories/ the three items in a category, news/ one of its own and one in local/.
+            for (folder, count) in [("", 6), ("sources", 6), ("categories", 3), ("categories/news", 2)] {
+                let value = try mount.run(["getfattr", "-n", "user.offline.items", "--only-values", fixture.path(folder)])
+                #expect(value.stdout == "\(count)", "\(folder): \(value.stdout)\(value.stderr)")
+            }
 
             // Size query, ERANGE, ENODATA, listxattr; never ENOSYS.
             let name = "user.offline.state"
