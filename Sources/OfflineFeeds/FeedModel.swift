@@ -87,6 +87,8 @@ public struct FeedItem: Sendable, Equatable {
     public var summary: String?
     /// Absolute http or https URL.
     public var thumbnailURL: String?
+    /// The thumbnail's size as the feed states it (positive), if it does.
+    public var thumbnailSize: Int64?
     public var subtitles: [SubtitleTrack]
     /// Lowercase hex SHA-256 of the media (validated: 64 hex digits).
     public var sha256: String?
@@ -97,7 +99,7 @@ public struct FeedItem: Sendable, Equatable {
     public init(
         contentID: String, title: String, type: MediaType, mediaURL: String, size: Int64? = nil,
         mimeType: String? = nil, duration: Double? = nil, publishedAt: Date? = nil,
-        summary: String? = nil, thumbnailURL: String? = nil, subtitles: [SubtitleTrack] = [],
+        summary: String? = nil, thumbnailURL: String? = nil, thumbnailSize: Int64? = nil, subtitles: [SubtitleTrack] = [],
         sha256: String? = nil, licence: LicenceTerms? = nil, categories: [[String]] = []
     ) {
         self.contentID = contentID
@@ -110,6 +112,7 @@ public struct FeedItem: Sendable, Equatable {
         self.publishedAt = publishedAt
         self.summary = summary
         self.thumbnailURL = thumbnailURL
+        self.thumbnailSize = thumbnailSize
         self.subtitles = subtitles
         self.sha256 = sha256
         self.licence = licence
@@ -129,11 +132,14 @@ public struct SubtitleTrack: Sendable, Equatable, Codable {
     /// Absolute http or https URL.
     public var url: String
     public var format: SubtitleFormat
+    /// Its size as the feed states it (positive), if it does.
+    public var size: Int64?
 
-    public init(language: String, url: String, format: SubtitleFormat) {
+    public init(language: String, url: String, format: SubtitleFormat, size: Int64? = nil) {
         self.language = language
         self.url = url
         self.format = format
+        self.size = size
     }
 }
 

@@ -67,6 +67,7 @@ struct CatalogSubtitle: Decodable {
     var language: LenientString?
     var url: LenientString?
     var format: LenientString?
+    var size: LenientNumber?
 }
 
 struct CatalogLicence: Decodable {
@@ -78,8 +79,8 @@ struct CatalogLicence: Decodable {
 
 struct CatalogItem: Decodable {
     enum CodingKeys: String, CodingKey {
-        case id, title, type, url, size, mimeType, duration, published, description, thumbnail, subtitles, sha256,
-            categories, licence, license
+        case id, title, type, url, size, mimeType, duration, published, description, thumbnail, thumbnailSize, subtitles,
+            sha256, categories, licence, license
     }
 
     /// False when the array element was not an object at all.
@@ -94,6 +95,7 @@ struct CatalogItem: Decodable {
     var published: LenientNumber?
     var description: LenientString?
     var thumbnail: LenientString?
+    var thumbnailSize: LenientNumber?
     var subtitles: [LenientObject<CatalogSubtitle>]?
     var sha256: LenientString?
     var categories: [LenientString]?
@@ -115,6 +117,7 @@ struct CatalogItem: Decodable {
         published = try? c.decodeIfPresent(LenientNumber.self, forKey: .published)
         description = try? c.decodeIfPresent(LenientString.self, forKey: .description)
         thumbnail = try? c.decodeIfPresent(LenientString.self, forKey: .thumbnail)
+        thumbnailSize = try? c.decodeIfPresent(LenientNumber.self, forKey: .thumbnailSize)
         subtitles = try? c.decodeIfPresent([LenientObject<CatalogSubtitle>].self, forKey: .subtitles)
         sha256 = try? c.decodeIfPresent(LenientString.self, forKey: .sha256)
         categories = try? c.decodeIfPresent([LenientString].self, forKey: .categories)

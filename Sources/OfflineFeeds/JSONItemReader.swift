@@ -63,6 +63,7 @@ struct JSONItemReader {
                 publishedAt: date(object.published),
                 summary: FeedText.clean(object.description?.value, limit: limit, field: "item \(name) description", warnings: &feed.warnings),
                 thumbnailURL: FeedURL.allowed(object.thumbnail?.value, against: baseURL, what: "item \(name) thumbnail", warnings: &feed.warnings),
+                thumbnailSize: Self.positive(object.thumbnailSize?.int64),
                 subtitles: subtitles(object.subtitles, item: name, warnings: &feed.warnings),
                 sha256: sha256(object.sha256?.value, item: name, warnings: &feed.warnings),
                 licence: licence,
@@ -98,9 +99,14 @@ struct JSONItemReader {
                 continue
             }
             let language = subtitle.language?.value.flatMap { FeedText.clean($0, limit: 64, cut: &cut) } ?? "und"
-            tracks.append(SubtitleTrack(language: language, url: url, format: format))
+            tracks.append(SubtitleTrack(language: language, url: url, format: format, size: Self.positive(subtitle.size?.int64)))
         }
         return tracks
+    }
+
+    /// A side file's stated size; 0 or less says nothing (feeds write 0 for "unknown").
+    private static func positive(_ size: Int64?) -> Int64? {
+        size.flatMap { $0 > 0 ? $0 : nil }
     }
 
     private func categoryPaths(_ list: [LenientString]?, item: String, warnings: inout FeedWarnings) -> [[String]] {

@@ -344,16 +344,17 @@ public final class OfflineFileSystem: FileSystemOperations {
             } else if key == TreeItemFile.joinedKey {
                 size = hls.joinedFile(itemID: item.id)?.size
             } else if file > 0 {
-                size = reader.sideFileSize(itemID: item.id, key: key)
+                // The cache file's, once it is all there; else what the catalog or sync said.
+                size = reader.sideFileSize(itemID: item.id, key: key) ?? item.files[file].size.map { Int64($0) }
             }
         }
         if let size {
             attributes.size = UInt64(size)
             attributes.blocks = (UInt64(size) + 511) / 512
         }
-        // A side file not yet in the cache says size 0, which the kernel must not keep: an open
-        // that finds it whole reads through the page cache, which stops at the size it holds,
-        // and a reader got an empty file. Kept for no time, a read past it asks again.
+        // A side file of unknown size says 0, which the kernel must not keep: an open that finds
+        // it whole reads through the page cache, which stops at the size it holds, and a reader
+        // got an empty file. Kept for no time, a read past it asks again.
         if case .itemFile(_, let file)? = node, file > 0, size == nil {
             return .success((attributes, 0))
         }

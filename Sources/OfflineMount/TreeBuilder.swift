@@ -175,7 +175,8 @@ public struct TreeBuilder {
     mutating func addItem(_ item: ItemOutline, joinedExtension: String? = nil, licenceExpiresAt: Date? = nil) {
         guard !item.fileName.isEmpty, item.state != .deleted else { return }
         var files = item.hasThumbnail || !item.subtitles.isEmpty
-            ? TreeItemFiles(Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, subtitles: item.subtitles))
+            ? TreeItemFiles(Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, thumbnailSize: item.thumbnailSize,
+                                       subtitles: item.subtitles))
             : TreeItemFiles(media: mediaName(item))
         let isHLS = item.type == .hls && item.id <= NodeID.maxHLSItemID
         if isHLS, item.state == .cached, let joinedExtension {
@@ -238,18 +239,20 @@ public struct TreeBuilder {
     /// has them. A side file whose name would pass 255 bytes or whose language tag is not a
     /// plain tag is left out (feeds are untrusted: the tag becomes part of a name).
     public static func files(of item: Item, fileName: String) -> [TreeItemFile] {
-        files(fileName: fileName, hasThumbnail: item.thumbnailURL != nil, subtitles: item.subtitles)
+        files(fileName: fileName, hasThumbnail: item.thumbnailURL != nil, thumbnailSize: item.thumbnailSize,
+              subtitles: item.subtitles)
     }
 
-    static func files(fileName: String, hasThumbnail: Bool, subtitles: [SubtitleTrack]) -> [TreeItemFile] {
+    static func files(fileName: String, hasThumbnail: Bool, thumbnailSize: Int64? = nil,
+                      subtitles: [SubtitleTrack]) -> [TreeItemFile] {
         var files = [TreeItemFile(name: FileName(fileName), key: "media")]
         guard hasThumbnail || !subtitles.isEmpty else { return files }
         let stem = stem(of: fileName)
-        func add(_ name: String, key: String) {
+        func add(_ name: String, key: String, size: Int64?) {
             guard name.utf8.count <= FileNaming.maxBytes, files.count < NodeID.filesPerItem else { return }
-            files.append(TreeItemFile(name: FileName(name), key: key))
+            files.append(TreeItemFile(name: FileName(name), key: key, size: size.map { UInt64(max(0, $0)) }))
         }
-        if hasThumbnail { add(stem + "-thumb.jpg", key: "thumbnail") }
+        if hasThumbnail { add(stem + "-thumb.jpg", key: "thumbnail", size: thumbnailSize) }
         var languages = Set<String>()
         for track in subtitles {
             let language = track.language
@@ -258,7 +261,7 @@ public struct TreeBuilder {
                   languages.insert(language).inserted else { continue }
             let format = (track.format?.lowercased()).flatMap { ["vtt", "srt"].contains($0) ? $0 : nil }
                 ?? (track.url.lowercased().hasSuffix(".srt") ? "srt" : "vtt")
-            add("\(stem).\(language).\(format)", key: "subtitle.\(language)")
+            add("\(stem).\(language).\(format)", key: "subtitle.\(language)", size: track.size)
         }
         return files
     }

@@ -56,7 +56,16 @@ public struct TreeItemFile: Hashable, Sendable {
     public var name: FileName
     /// The cache file key (`media`, `thumbnail`, `subtitle.<lang>`), or `TreeItemFile.joinedKey`.
     public var key: CacheFileKey
+    /// A side file's size from the catalog or a HEAD at sync, when known (the media's is the
+    /// item's): what the file shows until it is in the cache.
+    public var size: UInt64?
     public var isMedia: Bool { key == "media" }
+
+    public init(name: FileName, key: CacheFileKey, size: UInt64? = nil) {
+        self.name = name
+        self.key = key
+        self.size = size
+    }
 
     /// A fully cached HLS stream as one contiguous `.ts`/`.mp4` file: not a cache file of its
     /// own, but the stream's init segment and segments end to end.

@@ -12,6 +12,8 @@ public struct CatalogEntry: Sendable, Hashable {
     public var publishedAt: Date?
     public var summary: String?
     public var thumbnailURL: String?
+    /// The thumbnail's bytes (the catalog's, else a HEAD's at sync).
+    public var thumbnailSize: Int64?
     public var subtitles: [SubtitleTrack]
     public var sha256: String?
     public var licence: LicenceTerms?
@@ -20,8 +22,8 @@ public struct CatalogEntry: Sendable, Hashable {
 
     public init(contentID: String, title: String, type: ItemType, mediaURL: String, size: Int64? = nil,
                 mimeType: String? = nil, duration: Double? = nil, publishedAt: Date? = nil, summary: String? = nil,
-                thumbnailURL: String? = nil, subtitles: [SubtitleTrack] = [], sha256: String? = nil,
-                licence: LicenceTerms? = nil, categoryPaths: [[String]] = []) {
+                thumbnailURL: String? = nil, thumbnailSize: Int64? = nil, subtitles: [SubtitleTrack] = [],
+                sha256: String? = nil, licence: LicenceTerms? = nil, categoryPaths: [[String]] = []) {
         self.contentID = contentID
         self.title = title
         self.type = type
@@ -32,6 +34,7 @@ public struct CatalogEntry: Sendable, Hashable {
         self.publishedAt = publishedAt
         self.summary = summary
         self.thumbnailURL = thumbnailURL
+        self.thumbnailSize = thumbnailSize
         self.subtitles = subtitles
         self.sha256 = sha256
         self.licence = licence

@@ -20,6 +20,7 @@ struct CatalogMerger {
         var thumbnailURL: String?
         var subtitles: String?
         var sha256: String?
+        var thumbnailSize: Int64?
 
         init(_ e: CatalogEntry) {
             title = e.title
@@ -33,16 +34,17 @@ struct CatalogMerger {
             thumbnailURL = e.thumbnailURL
             subtitles = e.subtitles.isEmpty ? nil : JSONText.encode(e.subtitles)
             sha256 = e.sha256
+            thumbnailSize = e.thumbnailSize
         }
 
         init(row: Row) {
             title = row[2]; type = row[3]; mediaURL = row[4]; size = row[5]; mimeType = row[6]
             duration = row[7]; publishedAt = row[8]; summary = row[9]; thumbnailURL = row[10]
-            subtitles = row[11]; sha256 = row[12]
+            subtitles = row[11]; sha256 = row[12]; thumbnailSize = row[19]
         }
 
         var arguments: [(any DatabaseValueConvertible)?] {
-            [title, type, mediaURL, size, mimeType, duration, publishedAt, summary, thumbnailURL, subtitles, sha256]
+            [title, type, mediaURL, size, mimeType, duration, publishedAt, summary, thumbnailURL, subtitles, sha256, thumbnailSize]
         }
     }
 
@@ -97,7 +99,8 @@ struct CatalogMerger {
         self.now = now.dbTime
         let cursor = try Row.fetchCursor(db, sql: """
             SELECT id, contentID, title, type, mediaURL, size, mimeType, duration, publishedAt, summary,
-                   thumbnailURL, subtitles, sha256, state, bytesPresent, requested, locked, fileName, inCatalog
+                   thumbnailURL, subtitles, sha256, state, bytesPresent, requested, locked, fileName, inCatalog,
+                   thumbnailSize
             FROM item WHERE sourceID = ?
             """, arguments: [sourceID])
         while let row = try cursor.next() {
@@ -129,12 +132,14 @@ struct CatalogMerger {
         var seen = Set<ContentKey>(minimumCapacity: entries.count)
         let insert = try db.cachedStatement(sql: """
             INSERT INTO item (sourceID, title, type, mediaURL, size, mimeType, duration, publishedAt, summary,
-                              thumbnailURL, subtitles, sha256, contentID, fileName, state, addedAt, updatedAt, inCatalog)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'discovered', ?, ?, 1)
+                              thumbnailURL, subtitles, sha256, thumbnailSize, contentID, fileName, state, addedAt, updatedAt,
+                              inCatalog)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'discovered', ?, ?, 1)
             """)
         let update = try db.cachedStatement(sql: """
             UPDATE item SET title = ?, type = ?, mediaURL = ?, size = ?, mimeType = ?, duration = ?, publishedAt = ?,
-                summary = ?, thumbnailURL = ?, subtitles = ?, sha256 = ?, fileName = ?, inCatalog = 1, updatedAt = ?
+                summary = ?, thumbnailURL = ?, subtitles = ?, sha256 = ?, thumbnailSize = ?, fileName = ?, inCatalog = 1,
+                updatedAt = ?
             WHERE id = ?
             """)
 

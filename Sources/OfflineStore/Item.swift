@@ -7,11 +7,14 @@ public struct SubtitleTrack: Sendable, Codable, Hashable {
     public var url: String
     /// `vtt`, `srt`, … (from the catalog or the URL); nil when unknown.
     public var format: String?
+    /// Bytes, from the catalog or a HEAD at sync; nil when unknown.
+    public var size: Int64?
 
-    public init(language: String, url: String, format: String? = nil) {
+    public init(language: String, url: String, format: String? = nil, size: Int64? = nil) {
         self.language = language
         self.url = url
         self.format = format
+        self.size = size
     }
 }
 
@@ -61,6 +64,8 @@ public struct Item: Sendable, Codable, Hashable, Identifiable {
     public var quality: String?
     /// Requested partial download, in seconds of HLS media.
     public var partialSeconds: Double?
+    /// The thumbnail's bytes, from the catalog or a HEAD at sync; nil when unknown.
+    public var thumbnailSize: Int64? = nil
 
     /// Fraction of the media present, 0…1 (0 when the size is unknown).
     public var progress: Double {

@@ -18,13 +18,16 @@ public struct ItemOutline: Sendable, Hashable {
     public var addedAt: Date
     /// The catalog gives a thumbnail.
     public var hasThumbnail: Bool
+    /// Its bytes, when known (`Item.thumbnailSize`).
+    public var thumbnailSize: Int64?
+    /// With their sizes when known.
     public var subtitles: [SubtitleTrack]
     /// Its categories (ids of `LibraryStore.categories()`), in no particular order.
     public var categoryIDs: [Int64]
 
     public init(id: Int64, sourceID: Int64, fileName: String, type: ItemType, state: ItemState, size: Int64?,
                 bytesPresent: Int64, publishedAt: Date?, downloadedAt: Date?, addedAt: Date, hasThumbnail: Bool,
-                subtitles: [SubtitleTrack] = [], categoryIDs: [Int64] = []) {
+                thumbnailSize: Int64? = nil, subtitles: [SubtitleTrack] = [], categoryIDs: [Int64] = []) {
         self.id = id
         self.sourceID = sourceID
         self.fileName = fileName
@@ -36,6 +39,7 @@ public struct ItemOutline: Sendable, Hashable {
         self.downloadedAt = downloadedAt
         self.addedAt = addedAt
         self.hasThumbnail = hasThumbnail
+        self.thumbnailSize = thumbnailSize
         self.subtitles = subtitles
         self.categoryIDs = categoryIDs
     }
@@ -46,6 +50,6 @@ public struct ItemOutline: Sendable, Hashable {
         self.init(id: item.id, sourceID: item.sourceID, fileName: fileName, type: item.type, state: item.state,
                   size: item.size, bytesPresent: item.bytesPresent, publishedAt: item.publishedAt,
                   downloadedAt: item.downloadedAt, addedAt: item.addedAt, hasThumbnail: item.thumbnailURL != nil,
-                  subtitles: item.subtitles, categoryIDs: categoryIDs)
+                  thumbnailSize: item.thumbnailSize, subtitles: item.subtitles, categoryIDs: categoryIDs)
     }
 }

@@ -40,18 +40,19 @@ extension LibraryStore {
             var subtitles: [Int64: [SubtitleTrack]] = [:]
             try SQLiteColumns.forEachRow(db, sql: """
                 SELECT item.id, json_extract(track.value, '$.language'), json_extract(track.value, '$.url'),
-                       json_extract(track.value, '$.format')
+                       json_extract(track.value, '$.format'), json_extract(track.value, '$.size')
                 FROM item, json_each(item.subtitles) AS track
                 WHERE item.state <> 'deleted' AND item.fileName IS NOT NULL AND item.subtitles IS NOT NULL
                       AND json_valid(item.subtitles) AND json_type(item.subtitles) = 'array'
                 ORDER BY item.id, track.key
                 """) { row in
                 guard let language = row.text(1), let url = row.text(2) else { return }
-                subtitles[row.int64(0), default: []].append(SubtitleTrack(language: language, url: url, format: row.text(3)))
+                subtitles[row.int64(0), default: []].append(SubtitleTrack(language: language, url: url, format: row.text(3),
+                                                                          size: row.optionalInt64(4)))
             }
             try SQLiteColumns.forEachRow(db, sql: """
                 SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
-                       item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL
+                       item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL, item.thumbnailSize
                 FROM item JOIN source ON source.id = item.sourceID
                 WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL
                 ORDER BY source.name, item.title, item.id
@@ -62,7 +63,8 @@ extension LibraryStore {
                     type: row.value(3, spelledIn: types) ?? .file, state: row.value(4, spelledIn: states) ?? .failed,
                     size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
                     downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
-                    hasThumbnail: row.bool(10), subtitles: subtitles[id] ?? [], categoryIDs: categoryIDs[id] ?? []))
+                    hasThumbnail: row.bool(10), thumbnailSize: row.optionalInt64(11), subtitles: subtitles[id] ?? [],
+                    categoryIDs: categoryIDs[id] ?? []))
             }
         }
     }

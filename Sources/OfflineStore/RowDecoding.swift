@@ -23,7 +23,8 @@ extension Item {
         item.id, item.sourceID, item.contentID, item.title, item.type, item.mediaURL, item.size, item.mimeType,
         item.duration, item.publishedAt, item.summary, item.thumbnailURL, item.subtitles, item.sha256, item.state,
         item.error, item.errorDetail, item.requested, item.locked, item.bytesPresent, item.downloadedAt,
-        item.lastAccessAt, item.fileName, item.addedAt, item.updatedAt, item.inCatalog, item.quality, item.partialSeconds
+        item.lastAccessAt, item.fileName, item.addedAt, item.updatedAt, item.inCatalog, item.quality, item.partialSeconds,
+        item.thumbnailSize
         """
 
     /// Reads a row that starts with `Item.columns`.
@@ -41,7 +42,7 @@ extension Item {
             fileName: row[22],
             addedAt: Date(dbTime: row[23]) ?? Date(timeIntervalSince1970: 0),
             updatedAt: Date(dbTime: row[24]) ?? Date(timeIntervalSince1970: 0),
-            inCatalog: row[25], quality: row[26], partialSeconds: row[27])
+            inCatalog: row[25], quality: row[26], partialSeconds: row[27], thumbnailSize: row[28])
     }
 }
 

@@ -13,6 +13,7 @@ enum StoreSchema {
         migrator.registerMigration("v3", migrate: v3)
         migrator.registerMigration("v4", migrate: v4)
         migrator.registerMigration("v5", migrate: v5)
+        migrator.registerMigration("v6", migrate: v6)
         return migrator
     }
 
@@ -198,5 +199,12 @@ enum StoreSchema {
     /// the index (`offlinefs-bench tree` prints it).
     private static func v5(_ db: Database) throws {
         try db.execute(sql: "CREATE INDEX item_updatedAt ON item(updatedAt)")
+    }
+
+    /// v6: the thumbnail's size (a subtitle track's is in its JSON), so a side file has its
+    /// size when listed: copiers copy exactly `st_size` bytes, and mpv waits on a 0-byte
+    /// subtitle file it takes for one being written.
+    private static func v6(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE item ADD COLUMN thumbnailSize INTEGER CHECK (thumbnailSize >= 0)")
     }
 }

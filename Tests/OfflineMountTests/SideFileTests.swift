@@ -39,6 +39,36 @@ struct SideFileTests {
         }
     }
 
+    @Test func sideFilesAreListedWithTheirSizesAndBackedUpWholeBeforeAnyRead() throws {
+        // Given items whose side files' sizes the sync found (stated in the catalog), nothing cached
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let items = try fixture.merge(source, (1...2).map {
+            ItemSpec(contentID: "v\($0)", title: "Video \($0)", size: 50_000, seed: UInt64($0), thumbnail: true,
+                     subtitles: ["en"], sideFileSizes: true)
+        })
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // Then a listing shows every side file's real size, before anything read them
+            let listing = Listing(try mount.run(["ls", "-ln", "--time-style=+%s", fixture.path("sources/acme")]).stdout)
+            for item in items.values {
+                let stem = "Video \(item.contentID.dropFirst()) [\(item.contentID)]"
+                #expect(listing.lines["\(stem)-thumb.jpg"]?.size == Int64(try fixture.sideFileBytes(item, "thumbnail").count))
+                #expect(listing.lines["\(stem).en.vtt"]?.size == Int64(try fixture.sideFileBytes(item, "subtitle.en").count))
+            }
+            // And rsync with its defaults copies them whole on the first pass, nothing on the second
+            let backup = fixture.directory + "/backup"
+            let first = try mount.run(["rsync", "-a", fixture.path("sources/acme") + "/", backup + "/"], deadline: 60)
+            #expect(first.status == 0, "\(first.stderr)")
+            for item in items.values {
+                let stem = "Video \(item.contentID.dropFirst()) [\(item.contentID)]"
+                #expect(FileManager.default.contents(atPath: "\(backup)/\(stem)-thumb.jpg") == (try fixture.sideFileBytes(item, "thumbnail")))
+                #expect(FileManager.default.contents(atPath: "\(backup)/\(stem).en.vtt") == (try fixture.sideFileBytes(item, "subtitle.en")))
+            }
+            let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources/acme") + "/", backup + "/"])
+            #expect(second.status == 0 && second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
+        }
+    }
+
     @Test func cpAOfAFreshSourceFolderCopiesEveryFileWholeAndExitsZero() throws {
         // Given a library just synced, nothing of acme's items cached but the three the library caches
         let library = try StandardLibrary()

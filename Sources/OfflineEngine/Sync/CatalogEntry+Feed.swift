@@ -15,8 +15,9 @@ extension CatalogEntry {
             publishedAt: item.publishedAt,
             summary: item.summary,
             thumbnailURL: item.thumbnailURL,
+            thumbnailSize: item.thumbnailSize,
             subtitles: item.subtitles.map {
-                OfflineStore.SubtitleTrack(language: $0.language, url: $0.url, format: $0.format.rawValue)
+                OfflineStore.SubtitleTrack(language: $0.language, url: $0.url, format: $0.format.rawValue, size: $0.size)
             },
             sha256: item.sha256,
             licence: item.licence.map {

@@ -111,20 +111,27 @@ public struct CatalogSync: Sendable {
         }
     }
 
-    /// Catalog entries with sizes: the feed's, else the one a previous sync found,
-    /// else a HEAD request's.
+    /// Catalog entries with sizes, of the media and of the side files (thumbnail, subtitles):
+    /// the feed's, else the one a previous sync found, else a HEAD request's.
     private func entriesWithSizes(consuming items: inout [FeedItem], source: Source, policy: DestinationPolicy,
                                   report: inout SyncReport) throws(SyncFailure) -> [CatalogEntry] {
         var entries = items.map(CatalogEntry.init)
         items = []
         let unsized = entries.indices.filter { entries[$0].size == nil }
-        guard !unsized.isEmpty else { return entries }
+        let sideFilesUnsized = entries.contains { entry in
+            (entry.thumbnailURL != nil && entry.thumbnailSize == nil) || entry.subtitles.contains { $0.size == nil }
+        }
+        guard !unsized.isEmpty || sideFilesUnsized else { return entries }
         let known = try record {
             try store.items(matching: ItemFilter(source: source.name, includeDeleted: true))
         }
         var knownSizes: [String: Int64] = [:]
+        var knownSideFileSizes: [String: Int64] = [:]  // by URL
         for listing in known {
-            if let size = listing.item.size { knownSizes[listing.item.contentID] = size }
+            let item = listing.item
+            if let size = item.size { knownSizes[item.contentID] = size }
+            if let url = item.thumbnailURL, let size = item.thumbnailSize { knownSideFileSizes[url] = size }
+            for track in item.subtitles { if let size = track.size { knownSideFileSizes[track.url] = size } }
         }
         var toProbe: [Int] = []
         for index in unsized {
@@ -134,10 +141,28 @@ public struct CatalogSync: Sendable {
                 toProbe.append(index)  // a playlist's size is not its media's
             }
         }
+        // Side files: one HEAD per URL, however many items share it (a podcast's artwork).
+        var sideFileURLs: [String] = []
+        var queued = Set<String>()
+        for entry in entries {
+            let urls = [entry.thumbnailSize == nil ? entry.thumbnailURL : nil] + entry.subtitles.map { $0.size == nil ? $0.url : nil }
+            for case let url? in urls where knownSideFileSizes[url] == nil && queued.insert(url).inserted {
+                sideFileURLs.append(url)
+            }
+        }
         let probe = SizeProbe(client: client, settings: settings, destinationPolicy: policy)
-        let sizes = probe.sizes(of: toProbe.map { entries[$0].mediaURL })
+        let sizes = probe.sizes(of: toProbe.map { entries[$0].mediaURL } + sideFileURLs)
         for (index, size) in zip(toProbe, sizes) { entries[index].size = size }
-        report.sizesProbed = toProbe.count
+        for (url, size) in zip(sideFileURLs, sizes.dropFirst(toProbe.count)) { knownSideFileSizes[url] = size }
+        for index in entries.indices {
+            if let url = entries[index].thumbnailURL, entries[index].thumbnailSize == nil {
+                entries[index].thumbnailSize = knownSideFileSizes[url]
+            }
+            for track in entries[index].subtitles.indices where entries[index].subtitles[track].size == nil {
+                entries[index].subtitles[track].size = knownSideFileSizes[entries[index].subtitles[track].url]
+            }
+        }
+        report.sizesProbed = toProbe.count + sideFileURLs.count
         return entries
     }
 
