@@ -98,3 +98,62 @@ struct BackupTests {
     }
 }
 }
+
+/// Every copier users run, with its defaults, on a library just synced with nothing cached:
+/// each copy of `sources/` and `categories/` is the origin's, file for file, and exits 0.
+extension RealMounts {
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct CopyToolTests {
+    static let copiers: [(name: String, command: @Sendable (_ mount: String, _ copy: String) -> [String])] = [
+        ("rsync -a", { mount, copy in ["rsync", "-a", mount + "/sources", mount + "/categories", copy + "/"] }),
+        ("tar c | tar x", { mount, copy in ["sh", "-c", "tar cf - -C \"$0\" sources categories | tar xf - -C \"$1\"", mount, copy] }),
+        ("tar cS | tar x", { mount, copy in ["sh", "-c", "tar cSf - -C \"$0\" sources categories | tar xf - -C \"$1\"", mount, copy] }),
+        ("cp -a", { mount, copy in ["cp", "-a", mount + "/sources", mount + "/categories", copy + "/"] }),
+        ("shutil.copytree", { mount, copy in
+            ["python3", "-c", "import shutil, sys\nfor d in ('sources', 'categories'): shutil.copytree(sys.argv[1] + '/' + d, sys.argv[2] + '/' + d)",
+             mount, copy]
+        }),
+    ]
+
+    @Test(arguments: copiers.indices)
+    func aCopyOfAFreshLibraryIsTheOrigins(copier: Int) throws {
+        let (name, command) = Self.copiers[copier]
+        // Given a library just synced: items with thumbnails and subtitles in categories, nothing cached
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let items = try fixture.merge(source, (1...3).map {
+            ItemSpec(contentID: "v\($0)", title: "Video \($0)", size: Int64($0) * 200_000, seed: UInt64($0),
+                     categories: [["news"], ["family", "kids"]], thumbnail: true, subtitles: ["en"], sideFileSizes: true)
+        })
+        var expected: [String: Data] = [:]  // by file name
+        for item in items.values {
+            let stem = "Video \(item.contentID.dropFirst()) [\(item.contentID)]"
+            expected[stem + ".mp4"] = fixture.originBytes(item)
+            expected[stem + "-thumb.jpg"] = try fixture.sideFileBytes(item, "thumbnail")
+            expected[stem + ".en.vtt"] = try fixture.sideFileBytes(item, "subtitle.en")
+        }
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // When it is copied
+            let copy = fixture.directory + "/copy"
+            try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+            let run = try mount.run(command(fixture.mountpoint, copy), deadline: 60)
+            // Then the copier exits 0 and every file in every folder is the origin's
+            #expect(run.status == 0, "\(name): \(run.stderr)")
+            var checked = 0
+            let walker = FileManager.default.enumerator(atPath: copy)
+            while let relative = walker?.nextObject() as? String {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: copy + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue
+                else { continue }
+                let file = (relative as NSString).lastPathComponent
+                #expect(FileManager.default.contents(atPath: copy + "/" + relative) == expected[file], "\(name): \(relative)")
+                checked += 1
+            }
+            // (9 files in sources/acme, in categories/news, and in categories/family/kids)
+            #expect(checked == 27, "\(name): \(checked) files")
+        }
+    }
+}
+}
