@@ -10,7 +10,6 @@ import Synchronization
 /// another thread's `pwrite` must not land in a file a reused number now names. Borrowed ones
 /// may exceed the capacity briefly; each thread borrows at most one at a time. When the process
 /// runs out of descriptors, the pool gives back those it keeps idle before it gives up.
-
 final class CacheDescriptors: Sendable {
     /// A file and how it is opened (`O_DIRECT` or not): each is a descriptor of its own.
     struct Key: Hashable, Sendable {
@@ -116,7 +115,8 @@ final class CacheDescriptors: Sendable {
     private static func closeIdle(_ s: inout State, over capacity: Int) -> [Int32] {
         var closing: [Int32] = []
         while s.entries.count > capacity {
-            guard let oldest = s.entries.filter({ $0.value.borrowers == 0 }).min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
+            guard let oldest = s.entries.lazy.filter({ $0.value.borrowers == 0 }).min(by: { $0.value.lastUse < $1.value.lastUse })
+            else { break }
             s.entries[oldest.key] = nil
             closing.append(oldest.value.fd)
         }

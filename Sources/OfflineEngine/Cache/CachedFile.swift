@@ -14,8 +14,9 @@ import Synchronization
 /// store forgets the old ranges *before* any byte of the new version is written.
 ///
 /// Lock order: `commitLock` → `state`, and `writeLock` → `state` (the two outer locks are
-/// never waited for together; `isIdle` only tries them). Completions, `TransferLoop.start/cancel` and I/O never run while
-/// `state` is held (I/O may run under `commitLock` or `writeLock`).
+/// never waited for together; `isIdle` only tries them). Completions,
+/// `TransferLoop.start/cancel` and I/O never run while `state` is held (I/O may run under
+/// `commitLock` or `writeLock`).
 final class CachedFile: Sendable {
     let itemID: Int64
     let key: CacheFileKey
