@@ -30,6 +30,25 @@ import Testing
         #expect(origin.requests(for: "/m/a.fr.vtt").map(\.method) == ["HEAD"])
     }
 
+    @Test func aSideFileWhoseHeadGivesNoSizeIsFetchedToCountIt() throws {
+        // Given a catalog whose thumbnail's origin refuses HEAD (405) and sends no length
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let feed = origin.serveFeed(path: "/acme.json", json: """
+            {"offlinefs": 1, "items": [{"id": "a", "title": "A", "url": "/m/a.mp4", "size": 10, "thumbnail": "/m/a.jpg"}]}
+            """)
+        origin.serve("/m/a.jpg", .generated(size: 7_777, seed: 3, contentType: "image/jpeg"))
+        origin.setFault("/m/a.jpg", .status(405), times: 1)
+        origin.setFault("/m/a.jpg", .noContentLength)
+        let temp = try TemporaryLibrary()
+        try temp.library.addSource(name: "acme", feedURL: feed)
+        // When it syncs
+        #expect(try temp.library.sync().allSatisfy(\.succeeded))
+        // Then the thumbnail was fetched once to count its bytes
+        #expect(try temp.library.store.item(source: "acme", contentID: "a")?.thumbnailSize == 7_777)
+        #expect(origin.requests(for: "/m/a.jpg").map(\.method) == ["HEAD", "GET"])
+    }
+
     @Test func artworkEveryEpisodeSharesCostsOneHeadAndIsNotAskedAgain() throws {
         // Given a podcast whose three episodes share one image, with no size in the feed
         let origin = try TestOrigin()

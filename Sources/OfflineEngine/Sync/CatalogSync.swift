@@ -151,9 +151,8 @@ public struct CatalogSync: Sendable {
             }
         }
         let probe = SizeProbe(client: client, settings: settings, destinationPolicy: policy)
-        let sizes = probe.sizes(of: toProbe.map { entries[$0].mediaURL } + sideFileURLs)
-        for (index, size) in zip(toProbe, sizes) { entries[index].size = size }
-        for (url, size) in zip(sideFileURLs, sizes.dropFirst(toProbe.count)) { knownSideFileSizes[url] = size }
+        for (index, size) in zip(toProbe, probe.sizes(of: toProbe.map { entries[$0].mediaURL })) { entries[index].size = size }
+        for (url, size) in zip(sideFileURLs, probe.sideFileSizes(of: sideFileURLs)) { knownSideFileSizes[url] = size }
         for index in entries.indices {
             if let url = entries[index].thumbnailURL, entries[index].thumbnailSize == nil {
                 entries[index].thumbnailSize = knownSideFileSizes[url]

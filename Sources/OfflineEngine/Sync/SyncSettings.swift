@@ -9,6 +9,10 @@ public struct SyncSettings: Sendable {
     public var maxPages = 10_000
     /// HEAD requests in flight when sizing items whose feed gives no size.
     public var sizeProbeParallelism = 8
+    /// A side file (thumbnail, subtitles) whose HEAD gives no length is fetched to count it,
+    /// up to this many bytes, this many at once (each body is held in memory meanwhile).
+    public var sideFileFetchCap: Int64 = 16 << 20
+    public var sideFileFetchParallelism = 2
     public var documentTimeouts = HTTPTimeouts.document
     public var probeTimeouts = HTTPTimeouts(connect: 10, lowSpeedBytesPerSecond: 1, lowSpeedSeconds: 15, total: 30)
 
