@@ -42,6 +42,29 @@ struct CatalogCommandTests {
         #expect(again.stdout.contains("owls: not modified"), "\(again.stdout)")
     }
 
+    @Test func aSourceCanBeUnsubscribedAndSubscribedAgain() throws {
+        // Given a synced podcast
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let url = origin.serveFeed(path: "/owls.rss", xml: podcast(origin))
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        #expect(try cli.run("source", "add", "owls", url).status == 0)
+        #expect(try cli.run("sync").status == 0)
+
+        // When the user unsubscribes it (the mount then lists only its downloaded items)
+        let unsubscribe = try cli.run("source", "unsubscribe", "owls")
+        #expect(unsubscribe.status == 0, "\(unsubscribe.stderr)")
+        #expect(try cli.run("source", "list").stdout.contains("owls  no"))
+        // And subscribes it again
+        let subscribe = try cli.run("source", "subscribe", "owls")
+        #expect(subscribe.status == 0, "\(subscribe.stderr)")
+        #expect(try cli.run("source", "list").stdout.contains("owls  yes"))
+        // And an unknown source is a clear error
+        let unknown = try cli.run("source", "subscribe", "nosuch")
+        #expect(unknown.status != 0 && unknown.stderr.contains("no source named 'nosuch'"), "\(unknown.stderr)")
+    }
+
     @Test func lsJSONHasTheDesignsFields() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }

@@ -6,8 +6,8 @@ import OfflineStore
 struct SourceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "source",
-        abstract: "Add, list or remove the feeds the library follows.",
-        subcommands: [Add.self, List.self, Remove.self]
+        abstract: "Add, list, remove, subscribe or unsubscribe the feeds the library follows.",
+        subcommands: [Add.self, List.self, Remove.self, Subscribe.self, Unsubscribe.self]
     )
 
     struct Add: ParsableCommand {
@@ -68,6 +68,34 @@ struct SourceCommand: ParsableCommand {
                 try options.open().removeSource(name: name)
             }
             print("removed source '\(name)'")
+        }
+    }
+}
+
+extension SourceCommand {
+    struct Subscribe: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sync a source again and list all its items (undoes unsubscribe).",
+            discussion: "Example: offlinefs source subscribe acme")
+
+        @OptionGroup var options: LibraryOptions
+        @Argument(help: "The source's name.") var name: String
+
+        func run() throws {
+            _ = try CommandRouting.perform([.subscribe(source: name)], library: options.open())
+        }
+    }
+
+    struct Unsubscribe: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop syncing a source; its items not downloaded leave the listing.",
+            discussion: "Example: offlinefs source unsubscribe acme")
+
+        @OptionGroup var options: LibraryOptions
+        @Argument(help: "The source's name.") var name: String
+
+        func run() throws {
+            _ = try CommandRouting.perform([.unsubscribe(source: name)], library: options.open())
         }
     }
 }
