@@ -72,8 +72,22 @@ struct SourceCommand: ParsableCommand {
     }
 }
 
+/// `source subscribe` and `source unsubscribe`: one library command on a named source, sent
+/// as every state change is (`CommandRouting`).
+protocol SourceToggle: ParsableCommand {
+    var options: LibraryOptions { get }
+    var name: String { get }
+    static func command(source: String) -> LibraryCommand
+}
+
+extension SourceToggle {
+    func run() throws {
+        _ = try CommandRouting.perform([Self.command(source: name)], library: options.open())
+    }
+}
+
 extension SourceCommand {
-    struct Subscribe: ParsableCommand {
+    struct Subscribe: SourceToggle {
         static let configuration = CommandConfiguration(
             abstract: "Sync a source again and list all its items (undoes unsubscribe).",
             discussion: "Example: offlinefs source subscribe acme")
@@ -81,12 +95,10 @@ extension SourceCommand {
         @OptionGroup var options: LibraryOptions
         @Argument(help: "The source's name.") var name: String
 
-        func run() throws {
-            _ = try CommandRouting.perform([.subscribe(source: name)], library: options.open())
-        }
+        static func command(source: String) -> LibraryCommand { .subscribe(source: source) }
     }
 
-    struct Unsubscribe: ParsableCommand {
+    struct Unsubscribe: SourceToggle {
         static let configuration = CommandConfiguration(
             abstract: "Stop syncing a source; its items not downloaded leave the listing.",
             discussion: "Example: offlinefs source unsubscribe acme")
@@ -94,9 +106,7 @@ extension SourceCommand {
         @OptionGroup var options: LibraryOptions
         @Argument(help: "The source's name.") var name: String
 
-        func run() throws {
-            _ = try CommandRouting.perform([.unsubscribe(source: name)], library: options.open())
-        }
+        static func command(source: String) -> LibraryCommand { .unsubscribe(source: source) }
     }
 }
 
