@@ -81,7 +81,7 @@ extension OfflineFileSystem {
         let now = clock()
         let items: [ItemSummary]
         do {
-            items = try store.items(matching: .all).map {
+            items = try store.items(matching: .notDiscovered).map {
                 var summary = try ItemSummary($0, licence: store.licence(itemID: $0.item.id))
                 hlsStreams?.describe(&summary)
                 return summary

@@ -6,6 +6,8 @@ public struct ItemFilter: Sendable, Hashable {
     /// sub-categories.
     public var categoryPath: [String]?
     public var state: ItemState?
+    /// Any of these states (with `state`, both must hold).
+    public var states: [ItemState]?
     /// Tombstones (`deleted`) are hidden unless asked for (or `state == .deleted`).
     public var includeDeleted: Bool
 
@@ -19,6 +21,14 @@ public struct ItemFilter: Sendable, Hashable {
 
     /// Every item but tombstones.
     public static let all = ItemFilter()
+
+    /// Every item something was asked of or done to: all but `discovered` and tombstones (what
+    /// `.status` lists). Through the state index: a library is mostly `discovered` items.
+    public static let notDiscovered: ItemFilter = {
+        var filter = ItemFilter()
+        filter.states = ItemState.allCases.filter { $0 != .discovered && $0 != .deleted }
+        return filter
+    }()
 }
 
 /// A listing row: the item with what a listing shows beside it.

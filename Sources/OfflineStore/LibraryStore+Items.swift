@@ -18,6 +18,10 @@ extension LibraryStore {
             } else if !filter.includeDeleted {
                 conditions.append("item.state <> 'deleted'")
             }
+            if let states = filter.states {
+                conditions.append("item.state IN (\(states.map { _ in "?" }.joined(separator: ", ")))")
+                values.append(contentsOf: states.map(\.rawValue))
+            }
             let categories = try Self.fetchCategories(db)
             if let path = filter.categoryPath {
                 // The category and every descendant, resolved in memory (the tree is small).

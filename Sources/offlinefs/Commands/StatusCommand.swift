@@ -23,7 +23,7 @@ struct StatusCommand: ParsableCommand {
         var meter = ProgressMeter()
         let start = Date()
         repeat {
-            var items = try library.items().filter { $0.state != ItemState.discovered.rawValue }
+            var items = try library.items(.notDiscovered)
             let now = Date().timeIntervalSince(start)
             for index in items.indices where items[index].state == ItemState.downloading.rawValue {
                 meter.record(items[index].id, bytes: items[index].bytes, at: now)
