@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -192,17 +193,16 @@ public final class FUSESession: Sendable {
     ///
     /// The kernel reads ahead 128 KiB at most on a FUSE mount unless told otherwise, so a
     /// sequential reader costs one request per 128 KiB; `conn->max_readahead` can only lower
-    /// that, and INIT sets it, so this must run after INIT: it `stat`s the mount point first,
-    /// which waits for INIT (call it from a thread of its own once `run` serves requests).
-    /// Needs root (sysfs); a normal user keeps the default.
-    /// - Returns: nil, or the errno of the failed `stat` or write.
+    /// that, and INIT sets it, so this waits for the first request after INIT (call it from a
+    /// thread of its own that nothing waits for). The device number comes from the mount
+    /// table: a `stat` of our own mount point from inside the daemon could wait forever on a
+    /// request nobody serves once the loop has ended (a `kill -9` then left a zombie holding
+    /// the connection). Needs root (sysfs); a normal user keeps the default.
+    /// - Returns: nil, or the errno of the failed look-up or write.
     @discardableResult
     public func setReadAhead(kilobytes: Int) -> Errno? {
-        var info = stat()
-        guard stat(mountpoint, &info) == 0 else { return Errno(errno) }
-        let device = UInt64(info.st_dev)  // glibc's encoding (the major/minor macros)
-        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
-        let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+        context.servingAfterInit.wait()
+        guard let (major, minor) = MountTable.device(of: mountpoint) else { return .noSuchFileOrDirectory }
         let path = "/sys/class/bdi/\(major):\(minor)/read_ahead_kb"
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { return Errno(errno) }

@@ -15,6 +15,19 @@ public enum MountTable {
         }
     }
 
+    /// The device number (`major:minor`) of the newest mount at `path`, from the table.
+    public static func device(of path: String) -> (major: UInt32, minor: UInt32)? {
+        guard let text = readMountInfo() else { return nil }
+        var found: (UInt32, UInt32)?
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, unescape(fields[4]) == path else { continue }
+            let numbers = fields[2].split(separator: ":").compactMap { UInt32($0) }
+            if numbers.count == 2 { found = (numbers[0], numbers[1]) }
+        }
+        return found
+    }
+
     public static func isMounted(_ path: String) -> Bool {
         entries().contains { $0.mountpoint == path }
     }

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import CFuseShim
+import Dispatch
+import Synchronization
 
 /// What the C callbacks find through `fuse_req_userdata`: the filesystem and the settings the
 /// INIT callback applies. Retained by `FUSESession` for the C session's whole life.
@@ -12,16 +14,29 @@ final class SessionContext: Sendable {
     /// The I/O layer that negotiates `KernelFeatures`.
     let backingFiles: BackingFiles
 
+    /// Signalled at the first request after INIT, when the kernel has applied INIT's reply
+    /// (`FUSESession.setReadAhead` waits for it).
+    let servingAfterInit = DispatchSemaphore(value: 0)
+    private let sawRequest = Atomic<Bool>(false)
+
     init(operations: any FileSystemOperations, maxRead: UInt32?, backingFiles: BackingFiles) {
         self.operations = operations
         self.maxRead = maxRead
         self.backingFiles = backingFiles
     }
+
+    func noteRequest() {
+        guard !sawRequest.load(ordering: .relaxed),
+              !sawRequest.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        servingAfterInit.signal()
+    }
 }
 
 private func operations(_ req: fuse_req_t) -> (any FileSystemOperations)? {
     guard let userdata = fuse_req_userdata(req) else { return nil }
-    return Unmanaged<SessionContext>.fromOpaque(userdata).takeUnretainedValue().operations
+    let context = Unmanaged<SessionContext>.fromOpaque(userdata).takeUnretainedValue()
+    context.noteRequest()
+    return context.operations
 }
 
 /// Finds the filesystem for a request and wraps the request; replies `EIO` when impossible.
