@@ -47,8 +47,9 @@ public final class Library: Sendable {
     }
 
     /// Syncs one source by name, or every subscribed source. Blocking.
-    public func sync(sourceName: String? = nil) throws -> [SyncReport] {
-        let syncer = CatalogSync(store: store, client: client, settings: syncSettings)
+    /// - Parameter syncer: a running engine's (nil: one of this library's own).
+    public func sync(sourceName: String? = nil, syncer: CatalogSync? = nil) throws -> [SyncReport] {
+        let syncer = syncer ?? CatalogSync(store: store, client: client, settings: syncSettings)
         if let sourceName {
             guard let source = try store.source(named: sourceName) else {
                 throw EngineError.notFound("no source named '\(sourceName)'")

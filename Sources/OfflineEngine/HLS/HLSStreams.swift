@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Lock order: `resolving` (held across network) → `streams` (a leaf).
 public final class HLSStreams: Sendable {
-    private let store: LibraryStore
+    let store: LibraryStore
     private let resolver: HLSResolver
     /// Chosen renditions by item; nil: the store has none (so a listing of many HLS items nobody
     /// opened reads the store once per item, not once per `getattr`). This registry is the

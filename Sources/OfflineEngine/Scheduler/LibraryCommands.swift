@@ -227,7 +227,7 @@ public struct LibraryCommands: CommandPerformer {
             return reports.map { "\($0.sourceName): \($0.outcome)" }.joined(separator: "\n")
         }
         engine.scheduler.spawn("offlinefs.sync-command") {
-            let reports = (try? library.sync(sourceName: sourceName)) ?? []
+            let reports = (try? library.sync(sourceName: sourceName, syncer: engine.scheduler.syncer)) ?? []
             for report in reports { engine.scheduler.afterSync(report) }
             engine.scheduler.poke()
         }

@@ -11,6 +11,8 @@ struct MetadataLookup: Sendable {
     let store: LibraryStore
     let client: HTTPClient
     let settings: SyncSettings
+    /// The engine's own syncer (its HLS choices are the mount's).
+    let syncer: CatalogSync
     let now: @Sendable () -> Date
 
     /// One attempt; true when the item now has metadata.
@@ -19,7 +21,7 @@ struct MetadataLookup: Sendable {
         if let template = try? store.lookupTemplate(sourceID: source.id), let entry = lookup(item, template: template, source: source) {
             _ = try? store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry], isComplete: false, now: now())
         } else {
-            _ = CatalogSync(store: store, client: client, settings: settings, now: now).sync(source)
+            _ = syncer.sync(source)
         }
         return (try? store.item(id: item.id))?.mediaURL != nil
     }

@@ -55,8 +55,8 @@ public final class Scheduler: Sendable {
         self.configuration = configuration
         space = SpaceManager(store: store, transfers: transfers, freeSpace: configuration.freeSpace)
         let now: @Sendable () -> Date = { clock.now() }
-        lookup = MetadataLookup(store: store, client: client, settings: syncSettings, now: now)
-        syncer = CatalogSync(store: store, client: client, settings: syncSettings, now: now)
+        syncer = CatalogSync(store: store, client: client, settings: syncSettings, hls: transfers.hls, now: now)
+        lookup = MetadataLookup(store: store, client: client, settings: syncSettings, syncer: syncer, now: now)
         let seed = configuration.jitterSeed ?? UInt64.random(in: .min ... .max)
         state = Mutex(State(random: SplitMix64(seed: seed)))
     }

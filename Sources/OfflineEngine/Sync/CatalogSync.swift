@@ -4,7 +4,8 @@ import OfflineHTTP
 import OfflineStore
 
 /// Syncs one source: fetches its feed (conditionally), parses it, follows `next` pages,
-/// sizes items the feed does not, and merges the result into the store in one transaction.
+/// sizes items the feed does not, and merges the result into the store in one transaction;
+/// then fetches the playlists of new HLS items (`HLSStreams.prepare`).
 ///
 /// Blocking: run it on a thread of its own, never on Swift's cooperative pool.
 /// A bad feed never throws out of here: it becomes the source's sync error.
@@ -13,12 +14,16 @@ public struct CatalogSync: Sendable {
     let client: HTTPClient
     let settings: SyncSettings
     let now: @Sendable () -> Date
+    /// Where the HLS items' renditions are chosen and kept (the running engine's, so the
+    /// mount sees what a sync prepared).
+    let hls: HLSStreams
 
     public init(store: LibraryStore, client: HTTPClient = HTTPClient(), settings: SyncSettings = SyncSettings(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                hls: HLSStreams? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.client = client
         self.settings = settings
+        self.hls = hls ?? HLSStreams(store: store, client: client)
         self.now = now
     }
 
@@ -26,6 +31,8 @@ public struct CatalogSync: Sendable {
         var report = SyncReport(sourceName: source.name, outcome: .notModified, warnings: [], pagesFetched: 0, sizesProbed: 0)
         do {
             report.outcome = try syncOrThrow(source, report: &report)
+            // Also after a `304`: items a failed or older sync left unprepared get their turn.
+            report.warnings += hls.prepare(sourceID: source.id)
         } catch {
             report.outcome = .failed(error.message)
             try? store.recordSync(sourceID: source.id, etag: nil, lastModified: nil, error: error.message, at: now())

@@ -1,0 +1,26 @@
+import OfflineStore
+
+extension HLSStreams {
+    /// Chooses a rendition for each of the source's HLS items that has none yet, as a
+    /// download would (the item's stored quality, else the highest `file-size-max` allows),
+    /// and keeps its playlists: the mount's `.m3u8` then has its size when listed and reads
+    /// offline. The choice is recorded as the default (quality nil), not as the user's.
+    ///
+    /// One item at a time (resolutions share one lock, so a player opening a new playlist
+    /// waits for at most one of these). Blocking (network). Returns one warning per item
+    /// that could not be prepared; the mount resolves those when first opened.
+    func prepare(sourceID: Int64) -> [String] {
+        guard let itemIDs = try? store.hlsItemsWithoutStream(sourceID: sourceID), !itemIDs.isEmpty else { return [] }
+        let maxBytes = (try? store.policies())?.fileSizeMax.bytes
+        var warnings: [String] = []
+        for itemID in itemIDs {
+            let quality = (try? store.item(id: itemID))?.quality
+            do {
+                _ = try resolve(itemID: itemID, quality: quality, maxBytes: maxBytes)
+            } catch {
+                warnings.append("HLS item \(itemID): playlist not prepared: \(error.message)")
+            }
+        }
+        return warnings
+    }
+}
