@@ -91,6 +91,25 @@ final class HLSFiles: Sendable {
         return folder
     }
 
+    /// Learns the sizes of the item's parts that have no byte range and were never fetched
+    /// (a `HEAD` each, `RangeFetcher.learnSizes`), then calls `then`, once: when all have
+    /// answered, or at the read bound. Copiers (`rsync`, `tar`, `cp`, Samba) list `.hls/<id>/`
+    /// and copy exactly the size they see; players open parts by name and never wait on this.
+    func learnPartSizes(itemID: Int64, then: @escaping @Sendable () -> Void) {
+        guard let stream = stream(itemID: itemID) else { return then() }
+        var seen = Set<CacheFileKey>()
+        let files = stream.parts.filter { $0.range == nil && !$0.resource.isEmpty && seen.insert($0.resource).inserted }
+            .map(\.resource)
+        let once = Mutex(false)
+        let finish: @Sendable () -> Void = {
+            guard once.withLock({ done in defer { done = true }; return !done }) else { return }
+            then()
+        }
+        byteSource.learnSizes(itemID: itemID, files: files, completion: finish)
+        let (seconds, attoseconds) = readTimeout.components
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18, execute: finish)
+    }
+
     func part(itemID: Int64, index: Int) -> HLSPart? {
         guard let parts = stream(itemID: itemID)?.parts, index < parts.count else { return nil }
         return parts[index]

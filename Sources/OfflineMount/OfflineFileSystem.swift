@@ -196,6 +196,10 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func opendir(inode: UInt64, file: FileInfo, reply: Reply<FileInfo>) {
+        if case .hlsItemFolder(_, let itemID)? = NodeID(inode: inode) {
+            // A program listing a stream's parts will stat them next: their sizes first.
+            return hls.learnPartSizes(itemID: itemID) { [self] in reply.complete(doOpendir(inode: inode, file: file)) }
+        }
         let answer = doOpendir(inode: inode, file: file)
         reply.complete(answer)
         // After the reply: the listing waits for none of this.

@@ -233,6 +233,8 @@ public final class TreeSnapshot: Sendable {
             attributes.uid = uid
             attributes.gid = gid
             attributes.setTimes(item.modificationTime)
+            // In the `.hls/<id>/` of every folder that lists the item.
+            attributes.linkCount = UInt64(max(1, item.folderCount))
             return attributes
         }
         guard let (item, file) = itemFile(inode) else { return nil }

@@ -55,6 +55,57 @@ struct HLSMountTests {
         }
     }
 
+    /// A library just synced, nothing read: the stream's playlist and every part have their
+    /// sizes when listed, so `tar` and `rsync` copy them whole; the copy plays with the origin
+    /// gone, and a second `rsync` sends nothing.
+    @Test func aSyncedStreamCopiedByTarPlaysFromTheCopyAloneWithTheOriginStopped() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("tv")
+        try fixture.publishHLS(source, [ItemSpec(contentID: "news", title: "News", size: 0, categories: [["Daily"]],
+                                                 hlsPlaylist: "ts/master.m3u8")])
+        let reports = try fixture.library.sync(sourceName: "tv")
+        #expect(reports.map(\.succeeded) == [true], "\(reports.map(\.summary))")
+        #expect(reports.first?.warnings == [])
+        let item = try #require(try fixture.store.item(source: "tv", contentID: "news"))
+        let copy = fixture.directory + "/copy", backup = fixture.directory + "/backup"
+        for folder in [copy, backup] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        try withMount(fixture) { mount in
+            // Listed with its size before any read: the playlist was fetched at sync.
+            let playlist = fixture.path("sources/tv/News [news].m3u8")
+            let size = try FileManager.default.attributesOfItem(atPath: playlist)[.size] as? Int
+            #expect((size ?? 0) > 0, "playlist listed with size \(String(describing: size))")
+
+            let tar = try mount.run(["sh", "-c", "tar cf - -C \"$0\" sources categories | tar xf - -C \"$1\"",
+                                     fixture.mountpoint, copy], deadline: 60)
+            #expect(tar.status == 0, "tar: \(tar.stderr)")
+            // The parts are in `.hls/<id>/` of both folders that list the item, as one file:
+            // `du` counts them once and `tar` stores them once.
+            var info = stat()
+            #expect(stat(fixture.path("categories/Daily/.hls/\(item.id)/0.ts"), &info) == 0 && info.st_nlink == 2)
+            var copied = stat(), linked = stat()
+            #expect(stat(copy + "/sources/tv/.hls/\(item.id)/0.ts", &copied) == 0
+                    && stat(copy + "/categories/Daily/.hls/\(item.id)/0.ts", &linked) == 0 && copied.st_ino == linked.st_ino)
+            let first = try mount.run(["rsync", "-a", fixture.path("sources") + "/", backup + "/"], deadline: 60)
+            #expect(first.status == 0, "rsync: \(first.stderr)")
+            let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources") + "/", backup + "/"],
+                                       deadline: 60)
+            #expect(second.status == 0 && second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
+            // Streaming is not downloading.
+            #expect(try fixture.current(item).state == .discovered)
+        }
+        fixture.origin.stop()
+        for folder in [copy, backup] {
+            // Each part is the origin's file (the default variant is the highest).
+            for number in 0..<6 {
+                let part = fileBytes("\(folder)/tv/.hls/\(item.id)/\(number).ts") ?? fileBytes("\(folder)/sources/tv/.hls/\(item.id)/\(number).ts")
+                #expect(part == fileBytes(HLSFixtureFiles.path("ts/high/segment-0\(number).ts")), "\(folder): part \(number)")
+            }
+        }
+        let played = try ChildProcess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", copy + "/sources/tv/News [news].m3u8",
+                                           "-f", "null", "-"], deadline: 60)
+        #expect(played.status == 0 && played.stderr.isEmpty, "ffmpeg on the copy: \(played.stderr)")
+    }
+
     @Test func aDownloadedStreamIsCachedAndAlsoOneContiguousFile() throws {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("tv")

@@ -190,6 +190,21 @@ final class CachedFile: Sendable {
         state.withLock { s in s.total.map { s.committed.contains(0..<$0) } }
     }
 
+    /// Takes `validator` (a HEAD's answer) as the version to fetch when nothing of the file is
+    /// known yet, so its size shows before any byte arrives. Under `commitLock`, like every
+    /// change of version; a fetch that finds another version starts a new generation as ever.
+    func adopt(_ validator: CacheValidator) {
+        commitLock.withLock { _ in
+            let adopted = state.withLock { s -> Bool in
+                guard s.validator == nil, s.total == nil, s.present.isEmpty, s.fetches.isEmpty else { return false }
+                s.validator = validator
+                s.total = validator.totalSize
+                return true
+            }
+            if adopted { try? index.reset(itemID: itemID, file: key, validator: validator) }
+        }
+    }
+
     // MARK: - Durability
 
     /// Flushes every byte written so far and claims it in the store. Blocking (fdatasync and a

@@ -133,6 +133,11 @@ public protocol ItemByteSource: Sendable {
     /// nil. Fast (memory, or one store read the first time a file is touched).
     func knownSize(itemID: Int64, file: CacheFileKey) -> Int64?
 
+    /// Asks the origin the size of each of `files` not known yet (a `HEAD` each, a few at a
+    /// time), so a listing shows it before any byte is fetched; `completion` runs once, on
+    /// another thread, when all have answered or failed.
+    func learnSizes(itemID: Int64, files: [CacheFileKey], completion: @escaping @Sendable () -> Void)
+
     /// A reader opened / closed the item: an open item is locked against eviction, and its
     /// first read past the first 2 MiB starts a play-duration licence clock.
     func readerOpened(itemID: Int64)
@@ -167,4 +172,8 @@ extension ItemByteSource {
     public func bytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange) -> BytesInMemory? { nil }
 
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? { nil }
+
+    public func learnSizes(itemID: Int64, files: [CacheFileKey], completion: @escaping @Sendable () -> Void) {
+        completion()
+    }
 }

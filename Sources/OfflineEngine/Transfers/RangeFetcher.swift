@@ -23,7 +23,7 @@ public final class RangeFetcher: ItemByteSource {
     private let index: any CacheIndex
     /// Origins of uncached media, so that a first open needs no store read (nil: always read).
     private let mediaOrigins: MediaOriginIndex?
-    private let settings: FetchSettings
+    let settings: FetchSettings
     private let flusher = Flusher()
     /// The cache files' descriptors, a bounded number of them (`CacheDescriptors`).
     private let descriptors: CacheDescriptors
@@ -37,6 +37,8 @@ public final class RangeFetcher: ItemByteSource {
     private let blockWrites = DispatchQueue(label: "offlinefs.block-writes")
     private let warmingUp = DispatchGroup()
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
+    /// Where `learnSizes` waits for its HEAD answers (blocking, off the transfer loop).
+    let sizeProbes = DispatchQueue(label: "offlinefs.size-probes", attributes: .concurrent)
     /// How the warm-up's `ReadRehearsal` went.
     private let rehearsal = Mutex<Bool?>(nil)
     /// The files being read or fetched, and a few idle ones (`CachedFileTable`).
@@ -386,7 +388,7 @@ public final class RangeFetcher: ItemByteSource {
 
     private typealias FileID = CachedFileTable.FileID
 
-    private func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
+    func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
         let id = FileID(itemID: itemID, key: key)
         let (cached, dropped) = try files.withLock { files throws(FetchError) -> (CachedFile, [CachedFile]) in
             if let existing = files.use(id) { return (existing, []) }

@@ -107,6 +107,24 @@ final class LibraryFixture {
         return result
     }
 
+    /// Publishes HLS `specs` as the source's JSON catalog at its feed URL, for a real sync
+    /// (`library.sync`) to find: what a user's library holds after `offlinefs sync`.
+    func publishHLS(_ source: Source, _ specs: [ItemSpec]) throws {
+        var items: [String] = [], categories: Set<String> = []
+        for spec in specs {
+            served += 1
+            let entry = try serveHLS(spec, playlist: try #require(spec.hlsPlaylist))
+            let names = spec.categories.compactMap(\.last)  // top-level categories only
+            categories.formUnion(names)
+            let listed = names.map { "\"\($0)\"" }.joined(separator: ", ")
+            items.append(#"{"id": "\#(spec.contentID)", "title": "\#(spec.title)", "type": "hls", "url": "\#(entry.mediaURL)", "categories": [\#(listed)]}"#)
+        }
+        let categoryList = categories.sorted().map { #"{"id": "\#($0)", "name": "\#($0)"}"# }.joined(separator: ", ")
+        let catalog = #"{"offlinefs": 1, "categories": [\#(categoryList)], "items": [\#(items.joined(separator: ", "))]}"#
+        let feedPath = try #require(URL(string: source.feedURL)).path
+        origin.serve(feedPath, .text(catalog, contentType: "application/json"))
+    }
+
     /// Serves the playlist's fixture folder at `/hls/<n>/` and makes the catalog entry.
     private func serveHLS(_ spec: ItemSpec, playlist: String) throws -> CatalogEntry {
         let stream = playlist.split(separator: "/").first.map(String.init) ?? playlist
