@@ -25,12 +25,14 @@ public enum TreeDiff {
         for before in old.items {
             let id = before.id
             guard let after = new.items[id], after != before else { continue }
-            let sizeChanged = after.size != before.size
             // A negative offset drops the attributes only: cached bytes stay valid unless the
             // size moved. Side files' attributes too: their link count follows the item's folders.
             for file in 0..<max(before.files.count, after.files.count, 1) {
                 let inode = NodeID.itemFile(itemID: id, file: file).inode
-                result.append(.invalidateInode(inode: inode, offset: sizeChanged && file == 0 ? 0 : -1, length: 0))
+                let sizeChanged = file == 0 ? after.size != before.size
+                    : before.files.indices.contains(file) && after.files.indices.contains(file)
+                        && before.files[file].size != after.files[file].size
+                result.append(.invalidateInode(inode: inode, offset: sizeChanged ? 0 : -1, length: 0))
             }
         }
         return result

@@ -215,3 +215,31 @@ extension LibraryStore {
         }
     }
 }
+
+extension LibraryStore {
+    /// Records the size a side file (`thumbnail`, `subtitle.<language>`) turned out to have
+    /// when fetched, where the catalog or the sync said otherwise: listings and copies then
+    /// use it, and the mount's next tree tells the kernel. Returns whether anything changed.
+    @discardableResult
+    public func correctSideFileSize(itemID: Int64, file: String, _ size: Int64) throws -> Bool {
+        let now = clock()
+        return try write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT thumbnailSize, subtitles FROM item WHERE id = ?",
+                                             arguments: [itemID]) else { return false }
+            if file == "thumbnail" {
+                guard (row["thumbnailSize"] as Int64?) != size else { return false }
+                try db.execute(sql: "UPDATE item SET thumbnailSize = ?, updatedAt = ? WHERE id = ?",
+                               arguments: [size, now.dbTime, itemID])
+                return true
+            }
+            guard file.hasPrefix("subtitle."),
+                  var tracks = JSONText.decode([SubtitleTrack].self, from: row["subtitles"]) else { return false }
+            let language = String(file.dropFirst("subtitle.".count))
+            guard let index = tracks.firstIndex(where: { $0.language == language }), tracks[index].size != size else { return false }
+            tracks[index].size = size
+            try db.execute(sql: "UPDATE item SET subtitles = ?, updatedAt = ? WHERE id = ?",
+                           arguments: [JSONText.encode(tracks), now.dbTime, itemID])
+            return true
+        }
+    }
+}

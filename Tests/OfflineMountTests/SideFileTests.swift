@@ -69,6 +69,26 @@ struct SideFileTests {
         }
     }
 
+    @Test func aWrongStatedSideFileSizeIsCorrectedOnceFetched() throws {
+        // Given a thumbnail whose catalog states a wrong size (10 bytes)
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v1", title: "Video 1", size: 50_000,
+                                                                    thumbnail: true, sideFileSizes: true)])["v1"])
+        try fixture.store.correctSideFileSize(itemID: item.id, file: "thumbnail", 10)
+        let real = try fixture.sideFileBytes(item, "thumbnail")
+        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
+            let path = fixture.path("sources/acme/Video 1 [v1]-thumb.jpg")
+            #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 10)
+            // When a program reads it: the whole file comes from the origin
+            _ = try mount.run(["cat", path])
+            // Then the library records its real size, and listings show it
+            #expect(waitUntil { (try? fixture.current(item).thumbnailSize) == Int64(real.count) })
+            #expect(waitUntil { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == real.count })
+            #expect(FileManager.default.contents(atPath: path) == real)
+        }
+    }
+
     @Test func cpAOfAFreshSourceFolderCopiesEveryFileWholeAndExitsZero() throws {
         // Given a library just synced, nothing of acme's items cached but the three the library caches
         let library = try StandardLibrary()

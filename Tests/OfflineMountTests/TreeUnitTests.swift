@@ -145,6 +145,23 @@ struct TreeUnitTests {
         #expect(!notifications.contains(.invalidateInode(inode: NodeID.source(1).inode, offset: 0, length: 0)))
     }
 
+    @Test func aSideFileWhoseSizeWasCorrectedLosesItsCachedPages() {
+        let sources = [source(1, "acme")]
+        func build(thumbnailSize: Int64) -> TreeSnapshot {
+            var it = item(1, source: 1, "A [1].mp4", state: .discovered)
+            it.thumbnailURL = "http://h/a.jpg"
+            it.thumbnailSize = thumbnailSize
+            it.subtitles = [SubtitleTrack(language: "en", url: "http://h/a.vtt", size: 40)]
+            return TreeBuilder.build(sources: sources, categories: [], items: [listing(it, "acme", [])],
+                                     uid: 0, gid: 0, folderTime: Timestamp(seconds: 0), recentCutoff: .distantFuture)
+        }
+        let notifications = Set(TreeDiff.notifications(from: build(thumbnailSize: 10), to: build(thumbnailSize: 3_000)))
+        // The thumbnail's attributes and pages go; the media's and the subtitles' attributes only.
+        #expect(notifications.contains(.invalidateInode(inode: NodeID.itemFile(itemID: 1, file: 1).inode, offset: 0, length: 0)))
+        #expect(notifications.contains(.invalidateInode(inode: NodeID.itemFile(itemID: 1, file: 0).inode, offset: -1, length: 0)))
+        #expect(notifications.contains(.invalidateInode(inode: NodeID.itemFile(itemID: 1, file: 2).inode, offset: -1, length: 0)))
+    }
+
     @Test func aRebuildSharesUnchangedMediaNamesWithTheTreeBefore() {
         let sources = [source(1, "acme")]
         func build(_ listings: [ItemListing], previous: TreeSnapshot? = nil) -> TreeSnapshot {

@@ -25,9 +25,14 @@ public final class TransferEngine: Sendable {
         fetcher = RangeFetcher(store: store, loop: loop, settings: settings, hls: hls)
         downloader = Downloader(store: store, fetcher: fetcher, hls: hls, attemptsPerDownload: attemptsPerDownload)
         let downloader = downloader
+        let fetcher = fetcher
         fetcher.onFileCompleted { itemID, file in
-            guard file == "media" else { return }
-            downloader.completeStreamed(itemID: itemID)  // on the flusher's thread: blocking is fine
+            // On the flusher's thread: blocking is fine.
+            if file == "media" { return downloader.completeStreamed(itemID: itemID) }
+            if file == "thumbnail" || file.hasPrefix("subtitle."), let size = fetcher.knownSize(itemID: itemID, file: file) {
+                // A stated size found wrong is corrected where listings read it.
+                _ = try? store.correctSideFileSize(itemID: itemID, file: file, size)
+            }
         }
     }
 
