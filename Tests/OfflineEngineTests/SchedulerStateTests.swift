@@ -123,6 +123,12 @@ import Testing
         #expect(evicted.state == .discovered)
         #expect(evicted.bytesPresent == 0)
         #expect(try f.store.bytesPresent(itemID: item.id, file: "thumbnail") == 3000)
+        // `evict … all` takes the thumbnail too.
+        try f.perform(.evict(item: "src/a.mp4", sideFiles: true))
+        #expect(try f.store.bytesPresent(itemID: item.id, file: "thumbnail") == 0)
+        let thumbnail = f.engine.transfers.fetcher.cacheFilePath(itemID: item.id, file: "thumbnail")
+        #expect(((try? FileManager.default.attributesOfItem(atPath: thumbnail))?[.size] as? Int ?? 0) == 0)
+        #expect(try f.item(item).state == .discovered)
     }
 
     @Test func lockedItemsRefuseEvict() throws {

@@ -5,9 +5,10 @@
 /// Arguments:
 /// - An item reference is the rest of the line, taken literally, so names with spaces need
 ///   no quoting: `download sources/acme/Launch Day [ep-001].mp4`. Surrounding blanks are
-///   dropped. For `download`, trailing `quality=…` and `partial=…` words are options.
+///   dropped. For `download`, trailing `quality=…` and `partial=…` words are options; for
+///   `evict`, a trailing `all`.
 /// - Quoting, for what the literal form cannot say (leading or trailing blanks, a name ending
-///   in ` quality=high`, a name starting with a quote): `"…"` with `\"`, `\\`, `\n`, `\t`
+///   in ` quality=high` or, for `evict`, in ` all`, a name starting with a quote): `"…"` with `\"`, `\\`, `\n`, `\t`
 ///   escapes, or `'…'` taken literally (like the shell's). After the closing quote only
 ///   options may follow.
 /// - Source and policy names are single words (quotable); a policy value is the rest of the line.
@@ -54,7 +55,12 @@ public enum ControlLanguage {
         case "resume": return .resume(item: try reference(rest, verb: verb))
         case "cancel": return .cancel(item: try reference(rest, verb: verb))
         case "delete": return .delete(item: try reference(rest, verb: verb))
-        case "evict": return .evict(item: try reference(rest, verb: verb))
+        case "evict":
+            let (item, options) = try referenceAndOptions(rest, verb: verb)
+            guard options.allSatisfy({ $0 == "all" }), options.count <= 1 else {
+                throw ParseError("'evict' takes only 'all' after the item (got '\(options.joined(separator: " "))')")
+            }
+            return .evict(item: item, sideFiles: !options.isEmpty)
         case "lock": return .lock(item: try reference(rest, verb: verb))
         case "unlock": return .unlock(item: try reference(rest, verb: verb))
         case "renew": return .renew(item: try reference(rest, verb: verb))
@@ -105,7 +111,8 @@ public enum ControlLanguage {
         case .resume(let item): return "resume " + formatReference(item)
         case .cancel(let item): return "cancel " + formatReference(item)
         case .delete(let item): return "delete " + formatReference(item)
-        case .evict(let item): return "evict " + formatReference(item)
+        case .evict(let item, let sideFiles):
+            return "evict " + formatReference(item, verb: "evict", hasOptions: sideFiles) + (sideFiles ? " all" : "")
         case .lock(let item): return "lock " + formatReference(item)
         case .unlock(let item): return "unlock " + formatReference(item)
         case .renew(let item): return "renew " + formatReference(item)
@@ -133,7 +140,7 @@ public enum ControlLanguage {
           download <item> [quality=low|medium|high|<bits-per-second>] [partial=<seconds>]
           pause <item>          resume <item>          cancel <item>
           delete <item>         files and metadata (a re-sync does not bring it back)
-          evict <item>          files only; the item stays listed
+          evict <item> [all]    media files (all: thumbnail and subtitles too); stays listed
           lock <item>           unlock <item>          renew <item>
           sync [<source>]
           source add <name> <feed-url>                 source remove <name>
@@ -168,19 +175,19 @@ public enum ControlLanguage {
             while !rest.isEmpty { options.append(String(rest.takeWord())) }
             return (item, options)
         }
-        guard verb == "download" else { return (String(rest), []) }
+        guard verb == "download" || verb == "evict" else { return (String(rest), []) }
         var options: [String] = []
         while let space = rest.lastIndex(where: { $0 == " " || $0 == "\t" }) {
             let word = rest[rest.index(after: space)...]
-            guard isOption(word) else { break }
+            guard isOption(word, verb: verb) else { break }
             options.insert(String(word), at: 0)
             rest = rest[..<space].trimmingBlanks()
         }
         return (String(rest), options)
     }
 
-    private static func isOption(_ word: Substring) -> Bool {
-        word.hasPrefix("quality=") || word.hasPrefix("partial=")
+    private static func isOption(_ word: Substring, verb: String) -> Bool {
+        verb == "evict" ? word == "all" : word.hasPrefix("quality=") || word.hasPrefix("partial=")
     }
 
     private static func downloadOptions(_ words: [String]) throws(ParseError) -> DownloadOptions {
@@ -224,11 +231,11 @@ public enum ControlLanguage {
 
     // MARK: - Formatting helpers
 
-    private static func formatReference(_ item: String, hasOptions: Bool = false) -> String {
+    private static func formatReference(_ item: String, verb: String = "download", hasOptions: Bool = false) -> String {
         var needsQuotes = item.isEmpty || item.trimmingBlanksString() != item || item.hasPrefix("\"") || item.hasPrefix("'")
             || item.hasPrefix("#") || item.contains(where: \.isLineBreakOrControl)
-        if hasOptions, let space = item.lastIndex(where: { $0 == " " || $0 == "\t" }),
-           isOption(item[item.index(after: space)...]) {
+        if hasOptions || verb == "evict", let space = item.lastIndex(where: { $0 == " " || $0 == "\t" }),
+           isOption(item[item.index(after: space)...], verb: verb) {
             needsQuotes = true
         }
         return needsQuotes ? quoted(item) : item

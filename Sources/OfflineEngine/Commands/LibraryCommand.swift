@@ -11,8 +11,9 @@ public enum LibraryCommand: Sendable, Equatable {
     case cancel(item: String)
     /// Files and metadata; a tombstone keeps a re-sync from bringing it back.
     case delete(item: String)
-    /// Files only (thumbnail kept); the item stays listed.
-    case evict(item: String)
+    /// The media's cached files; the item stays listed. With `sideFiles`, its thumbnail and
+    /// subtitles too (`evict <item> all`).
+    case evict(item: String, sideFiles: Bool = false)
     case lock(item: String)
     case unlock(item: String)
     case renew(item: String)

@@ -60,7 +60,8 @@ public final class Engine: Sendable {
     /// Stops what runs for the item and applies `intent` now, or when its download returns,
     /// or (delete, evict) at its last close.
     func stop(_ item: Item, _ intent: StopIntent) {
-        if (intent == .delete || intent == .evict), transfers.fetcher.isOpen(itemID: item.id) {
+        let dropsFiles = switch intent { case .delete, .evict: true; default: false }
+        if dropsFiles, transfers.fetcher.isOpen(itemID: item.id) {
             deferred.withLock { $0[item.id] = intent }
             if intent == .delete {
                 // The tombstone is visible at once; the bytes go at the last close.

@@ -31,7 +31,7 @@ public struct LibraryCommands: CommandPerformer {
         case .resume(let reference): return try resume(resolve(reference))
         case .cancel(let reference): return try stop(resolve(reference), .cancel, "cancelled")
         case .delete(let reference): return try stop(resolve(reference), .delete, "deleted")
-        case .evict(let reference): return try evict(resolve(reference))
+        case .evict(let reference, let sideFiles): return try evict(resolve(reference), sideFiles: sideFiles)
         case .lock(let reference):
             let item = try resolve(reference)
             try store.setLocked(itemID: item.id, true)
@@ -149,11 +149,11 @@ public struct LibraryCommands: CommandPerformer {
         return "\(name(item)): \(done)"
     }
 
-    private func evict(_ item: Item) throws -> String {
+    private func evict(_ item: Item, sideFiles: Bool) throws -> String {
         guard !item.locked else {
             throw EngineError.invalidArgument("\(name(item)) is locked; unlock it first")
         }
-        return try stop(item, .evict, "evicted (thumbnail kept)")
+        return try stop(item, .evict(sideFiles: sideFiles), sideFiles ? "evicted with its side files" : "evicted (side files kept)")
     }
 
     /// The store and the cache folder, no engine: nothing is running, so files can go now.
@@ -176,9 +176,9 @@ public struct LibraryCommands: CommandPerformer {
             try store.removeHLSStream(itemID: item.id)
             try store.setRequested(itemID: item.id, false)
             try store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
-        case .evict:
-            let subtitles = item.subtitles.map { "subtitle.\($0.language)" }
-            try drop(TransferEngine.mediaFiles(itemID: item.id, store: store, hls: HLSStreams(store: store)) + subtitles)
+        case .evict(let sideFiles):
+            let side = sideFiles ? TransferEngine.sideFiles(of: item) : []
+            try drop(TransferEngine.mediaFiles(itemID: item.id, store: store, hls: HLSStreams(store: store)) + side)
             try store.removeHLSStream(itemID: item.id)
             try store.setDownloaded(itemID: item.id, at: nil)
             try store.setRequested(itemID: item.id, false)

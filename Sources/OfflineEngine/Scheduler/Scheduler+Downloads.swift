@@ -174,8 +174,8 @@ extension Scheduler {
             try? transfers.discardMedia(itemID: item.id)
             try? store.setRequested(itemID: item.id, false)
             _ = try? store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
-        case .evict:
-            try? transfers.evict(itemID: item.id)
+        case .evict(let sideFiles):
+            try? transfers.evict(itemID: item.id, sideFiles: sideFiles)
             try? store.setRequested(itemID: item.id, false)
         case .delete:
             Self.removeFiles(of: item.id, transfers: transfers, store: store)

@@ -30,7 +30,8 @@ enum StopIntent: Sendable, Equatable {
     case pause
     case cancel
     case delete
-    case evict
+    /// `sideFiles`: the thumbnail and subtitles go too (`evict <item> all`).
+    case evict(sideFiles: Bool)
     case licenceExpired
     /// The engine is stopping: leave the item `queued` for the next one.
     case shutdown

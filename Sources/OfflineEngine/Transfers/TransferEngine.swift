@@ -36,11 +36,15 @@ public final class TransferEngine: Sendable {
         }
     }
 
-    /// Drops an item's cached media (thumbnail and subtitles kept): its transfers stop, the
-    /// store forgets the ranges before the bytes go, and the item is listed as remote again.
-    public func evict(itemID: Int64) throws {
+    /// Drops an item's cached media (with `sideFiles`, its thumbnail and subtitles too): its
+    /// transfers stop, the store forgets the ranges before the bytes go, and the item is
+    /// listed as remote again.
+    public func evict(itemID: Int64, sideFiles: Bool = false) throws {
         fetcher.cancel(itemID: itemID)
         try discardMedia(itemID: itemID)
+        if sideFiles, let item = try store.item(id: itemID) {
+            for file in Self.sideFiles(of: item) { try fetcher.discard(itemID: itemID, file: file) }
+        }
         try store.setDownloaded(itemID: itemID, at: nil)
         if let item = try store.item(id: itemID), item.state != .discovered, item.state != .deleted {
             try store.setState(itemID: itemID, state: .discovered)
@@ -80,6 +84,11 @@ public final class TransferEngine: Sendable {
     public func discardMedia(itemID: Int64) throws {
         for file in mediaFiles(itemID: itemID) { try fetcher.discard(itemID: itemID, file: file) }
         hls.forget(itemID: itemID)
+    }
+
+    /// The cache files of an item's thumbnail and subtitles.
+    static func sideFiles(of item: Item) -> [CacheFileKey] {
+        (item.thumbnailURL == nil ? [] : ["thumbnail"]) + item.subtitles.map { "subtitle.\($0.language)" }
     }
 
     /// After a full disk: gives back unclaimed space of every media file (`RangeFetcher`).

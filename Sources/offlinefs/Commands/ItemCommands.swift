@@ -3,7 +3,7 @@ import OfflineEngine
 
 /// `pause|resume|cancel|delete|evict|lock|unlock|renew <ref>…`: one shape, one route.
 protocol ItemCommand: ParsableCommand {
-    static func command(_ reference: String) -> LibraryCommand
+    func command(_ reference: String) -> LibraryCommand
     var options: LibraryOptions { get }
     var references: [String] { get }
 }
@@ -11,7 +11,7 @@ protocol ItemCommand: ParsableCommand {
 extension ItemCommand {
     func run() throws {
         let library = try options.open()
-        _ = try CommandRouting.perform(references.map(Self.command(_:)), library: library)
+        _ = try CommandRouting.perform(references.map(command(_:)), library: library)
     }
 }
 
@@ -20,7 +20,7 @@ private let referenceHelp = ArgumentHelp("Items: an item id, source/content-id, 
 struct PauseCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Stop downloads until resumed.",
                                                     discussion: "Example: offlinefs pause acme/ep-001")
-    static func command(_ reference: String) -> LibraryCommand { .pause(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .pause(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
@@ -28,7 +28,7 @@ struct PauseCommand: ItemCommand {
 struct ResumeCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Queue paused, idle or failed items again.",
                                                     discussion: "Example: offlinefs resume acme/ep-001")
-    static func command(_ reference: String) -> LibraryCommand { .resume(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .resume(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
@@ -36,7 +36,7 @@ struct ResumeCommand: ItemCommand {
 struct CancelCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Stop downloads and discard their partial bytes.",
                                                     discussion: "The items return to discovered. Example: offlinefs cancel 42")
-    static func command(_ reference: String) -> LibraryCommand { .cancel(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .cancel(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
@@ -44,23 +44,24 @@ struct CancelCommand: ItemCommand {
 struct DeleteCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "delete", abstract: "Remove items' files and metadata.",
                                                     discussion: "A tombstone keeps a re-sync from bringing them back; download brings one back.\nExample: offlinefs delete acme/ep-001")
-    static func command(_ reference: String) -> LibraryCommand { .delete(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .delete(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
 
 struct EvictCommand: ItemCommand {
-    static let configuration = CommandConfiguration(commandName: "evict", abstract: "Remove items' cached media (thumbnails kept).",
+    static let configuration = CommandConfiguration(commandName: "evict", abstract: "Remove items' cached media (thumbnails and subtitles kept).",
                                                     discussion: "The items stay listed and can be streamed or downloaded again.\nExample: offlinefs evict \"sources/acme/Launch Day [ep-001].mp4\"")
-    static func command(_ reference: String) -> LibraryCommand { .evict(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .evict(item: reference, sideFiles: all) }
     @OptionGroup var options: LibraryOptions
+    @Flag(help: "Remove the cached thumbnail and subtitles too.") var all = false
     @Argument(help: referenceHelp) var references: [String]
 }
 
 struct LockCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "lock", abstract: "Pin items: never evicted.",
                                                     discussion: "Neither a cache limit nor rm evicts a locked item.\nExample: offlinefs lock acme/ep-001")
-    static func command(_ reference: String) -> LibraryCommand { .lock(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .lock(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
@@ -68,7 +69,7 @@ struct LockCommand: ItemCommand {
 struct UnlockCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unpin items.",
                                                     discussion: "Example: offlinefs unlock acme/ep-001")
-    static func command(_ reference: String) -> LibraryCommand { .unlock(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .unlock(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
@@ -76,7 +77,7 @@ struct UnlockCommand: ItemCommand {
 struct RenewCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "renew", abstract: "Re-acquire items' licences.",
                                                     discussion: "Asks the licence URL when the catalog names one.\nExample: offlinefs renew acme/film-1")
-    static func command(_ reference: String) -> LibraryCommand { .renew(item: reference) }
+    func command(_ reference: String) -> LibraryCommand { .renew(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
