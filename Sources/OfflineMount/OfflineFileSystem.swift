@@ -93,7 +93,6 @@ public final class OfflineFileSystem: FileSystemOperations {
     public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration) {
         self.notifier.withLock { $0 = notifier }
         if let backingFiles { reader.passthrough.attach(backingFiles) }
-        ErrorConformances.lookUp([Errno.self])  // `open` makes a `Result<_, Errno>`
         tree.refresh(force: true)
         events.update()
         tree.startRefreshing(every: refreshInterval) { old, new in

@@ -90,10 +90,6 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: fixture.fetcher.cacheFolder.path, isDirectory: &isFolder))
         #expect(isFolder.boolValue)
         #expect(fixture.fetcher.stagingBlocksAllocated == 1)
-        // (the transfer path was rehearsed against a responder on the loopback interface,
-        // which left no file behind; not where a proxy would take the request)
-        let proxied = ["http_proxy", "all_proxy", "ALL_PROXY"].contains { ProcessInfo.processInfo.environment[$0] != nil }
-        #expect(fixture.fetcher.rehearsalSucceeded == !proxied)
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.fetcher.cacheFolder.path).isEmpty)
         #expect(fixture.origin.requests.isEmpty)
         #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)

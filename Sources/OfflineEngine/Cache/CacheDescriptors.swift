@@ -33,9 +33,6 @@ final class CacheDescriptors: Sendable {
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
-        // Sized up front: the first write of a mount's first read would otherwise instantiate
-        // the table's storage type (a conformance look-up scanning every loaded image).
-        state.withLock { $0.entries = Dictionary(minimumCapacity: self.capacity + 8) }
     }
 
     /// `wanted`, or less under a low open-file limit: at most an eighth of it (the mount's own

@@ -29,8 +29,6 @@ protocol CacheIndex: Sendable {
     func commit(_ batch: [CacheCommit]) throws -> Set<Int>
     /// Forgets every range; new bytes will belong to `validator`.
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
-    /// Runs `load`'s code once, for no item (see `RangeFetcher.warmUp`).
-    func warmUp()
 }
 
 /// `CacheIndex` over the library store.
@@ -44,12 +42,6 @@ struct StoreCacheIndex: CacheIndex {
         guard let record = try store.cacheFileRecord(itemID: itemID, file: file),
               let origin = origin(itemID: itemID, file: file, source: record.source) else { return nil }
         return StoredCacheFile(origin: origin, validator: record.validator, ranges: record.ranges)
-    }
-
-    func warmUp() {
-        _ = try? store.cacheFileRecord(itemID: 0, file: "media")  // ids start at 1
-        _ = origin(itemID: 0, file: "media", source: CacheFileSource(mediaURL: "http://127.0.0.1/m", thumbnailURL: nil,
-                                                                     subtitles: [], feedURL: "http://127.0.0.1/f"))
     }
 
     private func origin(itemID: Int64, file: CacheFileKey, source: CacheFileSource) -> FetchOrigin? {

@@ -234,18 +234,6 @@ struct CachedFileState: Sendable {
         return id
     }
 
-    /// A first read's bookkeeping, once, on a throwaway state (see `RangeFetcher.warmUp`).
-    static func warmUp() {
-        var state = CachedFileState()
-        let id = state.makeID()
-        state.waiters[id] = Waiter(range: 0..<2, readAhead: 1, bytes: { _ in }, completion: { _ in })
-        _ = state.plan(FetchSettings())
-        _ = state.takeWaitersInMemory()
-        state.present.insert(0..<2)
-        state.unflushed.insert(0..<2)
-        _ = state.takeSatisfiedWaiters()
-    }
-
     /// Forgets every byte: the next bytes belong to another version of the file.
     mutating func startNewGeneration(validator: CacheValidator?) {
         generation += 1

@@ -23,9 +23,6 @@ struct CachedFileTable {
     private var sweepAt: Int
 
     init(idleKept: Int) {
-        // Sized up front, so that a reader's first open does not instantiate its storage type
-        // (a conformance look-up that scans every loaded image).
-        entries = Dictionary(minimumCapacity: 2 * idleKept + 8)
         self.idleKept = idleKept
         sweepAt = max(2 * idleKept, 2)
     }

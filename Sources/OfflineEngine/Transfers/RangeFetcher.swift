@@ -39,8 +39,6 @@ public final class RangeFetcher: ItemByteSource {
     private let callbacks = DispatchQueue(label: "offlinefs.fetch-callbacks")
     /// Where `learnSizes` waits for its HEAD answers (blocking, off the transfer loop).
     let sizeProbes = DispatchQueue(label: "offlinefs.size-probes", attributes: .concurrent)
-    /// How the warm-up's `ReadRehearsal` went.
-    private let rehearsal = Mutex<Bool?>(nil)
     /// The files being read or fetched, and a few idle ones (`CachedFileTable`).
     private let files: Mutex<CachedFileTable>
     private let readers = Mutex(Readers())
@@ -100,35 +98,14 @@ public final class RangeFetcher: ItemByteSource {
         warmingUp.wait()
     }
 
-    /// Runs what a reader's first open of a file runs, on throwaway values: otherwise the first
-    /// open of a mount pays ~1 ms of one-time set-up (Swift type metadata and protocol
-    /// conformance look-ups, SQLite statements, code first paged in) while its reader waits.
-    /// Also makes the cache folder, which the first cache file would otherwise make, and reads
-    /// the origins of uncached media (`MediaOriginIndex`), readies a staging block, and
-    /// rehearses a first read's transfer on the loopback interface (`ReadRehearsal`).
+    /// Makes the cache folder, which the first cache file would otherwise make, reads the
+    /// origins of uncached media (`MediaOriginIndex`: a first open then needs no store read)
+    /// and readies a staging block, so a mount's first reader does not wait for these.
     private func warmUp() {
         mkdir(cacheFolderPath, 0o755)
         staging?.prepareBlock()
-        index.warmUp()
-        CachedFileState.warmUp()
-        ErrorConformances.lookUp([CacheFileError.self, FetchError.self, HTTPError.self])
         mediaOrigins?.load()
-        // The rehearsal's file has a flusher of its own: one flush commits a whole batch through
-        // its first file's index, and this file's index records nothing, so a real file
-        // flushed in the same batch would lose its claim (seen once: an item `cached` in the
-        // store with a fifth of its bytes unclaimed).
-        let rehearsalFlusher = Flusher()
-        let rehearsed = ReadRehearsal.run(in: cacheFolderPath) { origin, path in
-            try CachedFile(itemID: 0, key: "media", stored: StoredCacheFile(origin: origin, validator: nil, ranges: []),
-                           path: path, descriptors: descriptors, loop: loop, index: DiscardingCacheIndex(), settings: settings,
-                           flusher: rehearsalFlusher, callbacks: callbacks, staging: staging, blockWrites: blockWrites)
-        }
-        rehearsalFlusher.stop()
-        rehearsal.withLock { $0 = rehearsed }
     }
-
-    /// Whether the warm-up's rehearsal fetch got its bytes; nil before it ran (tests).
-    var rehearsalSucceeded: Bool? { rehearsal.withLock { $0 } }
 
     /// Stops every transfer and flushes what was written. The transfer loop is the caller's.
     public func shutdown() {

@@ -156,24 +156,21 @@ public final class TransferLoop: Sendable {
         self.configuration = configuration
     }
 
-    private func launchThread(warmingUp: Bool) {
-        let thread = Thread { [self] in
-            if warmingUp { warmUp() }
-            run()
-        }
+    private func launchThread() {
+        let thread = Thread { [self] in run() }
         thread.name = "offlinefs.transfers"
         thread.start()
     }
 
     /// Starts the loop thread now rather than with the first transfer, so that the first
-    /// transfer does not pay for it (nor for `warmUp`). Only once forking is over (see
+    /// transfer does not pay for it. Only once forking is over (see
     /// `Commands.threadStarted`).
     public func startThread() {
         let needsThread = commands.withLock { commands in
             defer { commands.threadStarted = true }
             return !commands.threadStarted && !commands.stopping
         }
-        if needsThread { launchThread(warmingUp: true) }
+        if needsThread { launchThread() }
     }
 
     /// Starts `request`; the callbacks run on the loop thread. Never blocks.
@@ -198,7 +195,7 @@ public final class TransferLoop: Sendable {
             defer { commands.threadStarted = true }
             return (true, !commands.threadStarted, nil)
         }
-        if needsThread { launchThread(warmingUp: false) }
+        if needsThread { launchThread() }
         if accepted {
             context.wakeup()
         } else {
@@ -244,10 +241,8 @@ public final class TransferLoop: Sendable {
         multi.setMaxHostConnections(configuration.maxHostConnections)
         multi.setMaxConnectionCache(configuration.maxConnectionCache)
         context.set(multi)
-        // Sized before there is work, like `warmUp`: a dictionary's first storage instantiates
-        // its type, with a protocol conformance look-up that scans every loaded image.
-        var active = [UnsafeMutableRawPointer: Active](minimumCapacity: 8)
-        var byID = [UInt64: UnsafeMutableRawPointer](minimumCapacity: 8)
+        var active: [UnsafeMutableRawPointer: Active] = [:]
+        var byID: [UInt64: UnsafeMutableRawPointer] = [:]
 
         func finish(_ easy: UnsafeMutableRawPointer, _ error: HTTPError?) {
             guard let entry = active.removeValue(forKey: easy) else { return }
@@ -318,24 +313,6 @@ public final class TransferLoop: Sendable {
         }
         for start in queued { start.callbacks.complete(error) }
         exited.signal()
-    }
-
-    /// Sets up one transfer and drops it unperformed, and reads a made-up range response's head,
-    /// before there is work: the first transfer of a process otherwise pays for libcurl's and
-    /// the Swift runtime's one-time set-up (type metadata, protocol conformance look-ups, code
-    /// first paged in) while a reader waits.
-    private func warmUp() {
-        let callbacks = TransferCallbacks(head: { _, _ in false }, body: { _ in .stop }, complete: { _ in })
-        _ = try? makeTransfer(Start(handle: TransferHandle(id: 0), request: HTTPRequest(url: "http://127.0.0.1/",
-                                                                                         headers: [("Range", "bytes=0-0")]),
-                                    callbacks: callbacks))
-        var headers = HTTPHeaders()
-        for line in ["Content-Length: 1\r\n", "Content-Range: bytes 0-0/2\r\n", "ETag: \"w\"\r\n",
-                     "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\n"] {
-            headers.addLine(line)
-        }
-        _ = headers["content-length"].flatMap { Int64($0) }
-        _ = RangeResponseCheck.judge(asked: ByteRange(0, 1), expectedTotal: 2, status: 206, headers: headers)
     }
 
     private static func refusal(_ entry: Active) -> HTTPError {
