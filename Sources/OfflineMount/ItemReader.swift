@@ -77,7 +77,7 @@ final class ItemReader: Sendable {
     }
 
     /// Opens file `fileNumber` of `item` for reading (writes were refused before).
-    func open(item: TreeItem, fileNumber: Int, file: FileInfo) -> Result<OpenAnswer, Errno> {
+    func open(item: TreeItem, fileNumber: Int, file: FileInfo, readerClass: ReaderClass = .other) -> Result<OpenAnswer, Errno> {
         let entry = item.files[fileNumber]
         var answer = file
         let size: Int64?
@@ -109,7 +109,7 @@ final class ItemReader: Sendable {
             answer.directIO = size == nil
         }
         let open = OpenFile(itemID: item.id, fileNumber: fileNumber, key: entry.key, size: size,
-                            path: byteSource.cacheFilePath(itemID: item.id, file: entry.key))
+                            path: byteSource.cacheFilePath(itemID: item.id, file: entry.key), readerClass: readerClass)
         answer.handle = table.withLock { table in
             defer { table.nextHandle += 1 }
             table.files[table.nextHandle] = open
@@ -119,7 +119,8 @@ final class ItemReader: Sendable {
         }
         if entry.isMedia { byteSource.readerOpened(itemID: item.id) }
         if case .passthrough(let backing)? = mode { return .success(OpenAnswer(file: answer, passthrough: backing)) }
-        guard entry.isMedia else { return .success(OpenAnswer(file: answer)) }
+        // A scanner's first read asks for what it reads, no more.
+        guard entry.isMedia, readerClass != .scanner else { return .success(OpenAnswer(file: answer)) }
         // The first bytes are on their way while the program gets its open and asks for them.
         // Only after the answer: the transfer thread, woken on this CPU, would otherwise run
         // before the answer is sent (0.3 ms of connecting, measured with ftrace).

@@ -1,3 +1,5 @@
+import OfflineEngine
+
 /// The `-o` options of `offlinefs mount`, split into offlinefs's own settings and the options
 /// handed to libfuse.
 ///
@@ -24,6 +26,9 @@ public struct MountOptions: Hashable, Sendable {
     public var debug = false
     /// Options passed to libfuse as given (`max_read=N`, …); libfuse rejects unknown ones.
     public var passThrough: [String] = []
+    /// Which programs are players, scanners and copiers: `ProgramClasses.builtIn`, with each
+    /// `reader_class=<program>:<class>` option on top.
+    public var programClasses = ProgramClasses.standard
 
     public init() {}
 
@@ -35,6 +40,7 @@ public struct MountOptions: Hashable, Sendable {
     /// Parses comma-separated option lists (each `-o` argument is one list).
     public static func parse(_ lists: [String]) throws(ParseError) -> MountOptions {
         var options = MountOptions()
+        var classOverrides: [String] = []
         for option in lists.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: true) }) {
             let parts = option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0]).trimmed
@@ -55,6 +61,11 @@ public struct MountOptions: Hashable, Sendable {
                 options.autoUnmount = false
             case "debug":
                 options.debug = true
+            case "reader_class", "reader-class":
+                classOverrides.append(value ?? "")
+                do { options.programClasses = try ProgramClasses(overrides: classOverrides.joined(separator: ",")) } catch {
+                    throw ParseError(description: "mount option '\(option)': \(error)")
+                }
             // Fixed by offlinefs: repeating them is harmless, changing them is refused.
             case "default_permissions", "nosuid", "nodev", "ro":
                 continue

@@ -33,6 +33,8 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     public let tree: MountTree
     let reader: ItemReader
+    /// Tells players, scanners and copiers apart at open (`ReaderClassifier`).
+    let classifier: ReaderClassifier
     /// HLS playlists, `.hls/<id>/` parts and one-file views (DESIGN §3).
     let hls: HLSFiles
     let hlsStreams: HLSStreams?
@@ -73,6 +75,7 @@ public final class OfflineFileSystem: FileSystemOperations {
                          joinedExtension: { hls.joinedExtension(itemID: $0) })
         reader = ItemReader(byteSource: byteSource, store: library.store, actions: actions,
                             errnos: ErrnoTable(logger: logger), readTimeout: options.readTimeout, clock: clock, logger: logger)
+        classifier = ReaderClassifier(classes: options.programClasses)
         refresh.set { [weak self] in self?.refreshNow() }
     }
 
@@ -152,7 +155,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             // A part whose size is not known yet waits for its first bytes: answered later.
             return hls.openPart(item: item, index: index, file: file, reader: reader, reply: reply)
         }
-        switch doOpen(inode: inode, file: file) {
+        switch doOpen(inode: inode, file: file, threadID: reply.request.context.pid) {
         case .success(let answer):
             if let backing = answer.passthrough {
                 reply.succeed(answer.file, passthrough: backing)
@@ -388,7 +391,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// Seconds the kernel may keep a size the tree does not track (see `attributeTimeout`).
     static let untrackedSizeTimeout: Double = 1
 
-    func doOpen(inode: UInt64, file: FileInfo) -> Result<OpenAnswer, Errno> {
+    func doOpen(inode: UInt64, file: FileInfo, threadID: Int32 = 0) -> Result<OpenAnswer, Errno> {
         if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file).map { OpenAnswer(file: $0) } }
         let snapshot = tree.snapshot
         if case .hlsPart? = NodeID(inode: inode) { return .failure(.permissionDenied) }  // writes; reads went to `open`
@@ -399,7 +402,9 @@ public final class OfflineFileSystem: FileSystemOperations {
         if item.files[number].key == TreeItemFile.joinedKey {
             return hls.openJoined(item: item, file: file, reader: reader).map { OpenAnswer(file: $0) }
         }
-        return reader.open(item: item, fileNumber: number, file: file)
+        let (program, readerClass) = classifier.classify(threadID: threadID)
+        if readerClass != .other { logger.debug("\(program) opens item \(item.id) as a \(readerClass.rawValue)") }
+        return reader.open(item: item, fileNumber: number, file: file, readerClass: readerClass)
     }
 
     func doOpendir(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {

@@ -26,6 +26,8 @@ final class OpenFile: Sendable {
     /// Offset of this file's byte 0 in the item's media, for the licence play clock (`noteRead`);
     /// nil: reads of it are not playback (thumbnails, subtitles, keys, playlists).
     let playbackOffset: Int64?
+    /// Who opened it: a scanner gets no read-ahead (it reads pieces, and should fetch no more).
+    let readerClass: ReaderClass
 
     private struct Pattern {
         var nextOffset: Int64 = -1
@@ -43,8 +45,10 @@ final class OpenFile: Sendable {
     static let maxReadAhead: Int64 = 8 << 20
 
     init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String, baseOffset: Int64 = 0,
-         memory: [UInt8]? = nil, joined: HLSJoinedFile? = nil, playbackOffset: Int64? = nil) {
+         memory: [UInt8]? = nil, joined: HLSJoinedFile? = nil, playbackOffset: Int64? = nil,
+         readerClass: ReaderClass = .other) {
         self.itemID = itemID
+        self.readerClass = readerClass
         self.fileNumber = fileNumber
         self.key = key
         self.size = size
@@ -76,7 +80,8 @@ final class OpenFile: Sendable {
     /// over out of order: a read that starts close to where the last one ended counts as
     /// sequential too.
     func readAhead(offset: Int64, end: Int64) -> Int64 {
-        pattern.withLock { pattern in
+        if readerClass == .scanner { return 0 }
+        return pattern.withLock { pattern in
             if pattern.nextOffset >= 0 && abs(offset - pattern.nextOffset) <= Self.reorderSlack {
                 pattern.readAhead = min(max(pattern.readAhead * 2, Self.firstReadAhead), Self.maxReadAhead)
                 pattern.nextOffset = max(pattern.nextOffset, end)

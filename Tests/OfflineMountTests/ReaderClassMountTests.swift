@@ -1,0 +1,40 @@
+import Foundation
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// Programs that scan a library (`file`, thumbnailers, indexers) fetch what they read, not
+/// whole files: no first window, no read-ahead, no streaming past their reads.
+extension RealMounts {
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct ReaderClassMountTests {
+    /// `file` (5.44) reads the first and the last 7 MiB of a 20 MB file.
+    static let fileReads: Int64 = 14 << 20
+
+    /// (Told to take `file` for an ordinary reader, `-o reader_class=file:other`, the same run
+    /// keeps all 20 MB of each and makes it `cached`.)
+    @Test func fileOnEveryItemKeepsAboutWhatItReadsAndCachesNothing() throws {
+        // Given three uncached 20 MB items
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let items = try fixture.merge(source, (1...3).map {
+            ItemSpec(contentID: "v\($0)", title: "Video \($0)", size: 20_000_000, seed: UInt64($0))
+        })
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // When `file -b` (a scanner) looks at each
+            for item in items.values {
+                let run = try mount.run(["file", "-b", fixture.path("sources/acme/\(item.fileName ?? "")")], deadline: 60)
+                #expect(run.status == 0, "\(run.stderr)")
+            }
+        }
+        // Then (all flushed at the unmount) each kept about what file read, and none became cached
+        for item in items.values {
+            let current = try fixture.current(item)
+            #expect(current.state != .cached)
+            #expect(current.bytesPresent <= Self.fileReads + Self.fileReads / 4 + (1 << 20), "\(item.contentID)")
+        }
+    }
+}
+}
