@@ -154,7 +154,8 @@ final class HLSFiles: Sendable {
     /// Opens part `index` of an item's stream (a segment, the init segment or the key). A part
     /// whose size the origin has not told yet is opened once its first bytes arrive: players
     /// `fstat` what they open (an MP4 init segment of size 0 does not parse).
-    func openPart(item: TreeItem, index: Int, file: FileInfo, reader: ItemReader, reply: Reply<FileInfo>) {
+    func openPart(item: TreeItem, index: Int, file: FileInfo, reader: ItemReader, readerClass: ReaderClass,
+                  reply: Reply<FileInfo>) {
         // Keys and segments alike: nothing of an expired item opens.
         if item.licenceHasExpired(at: clock()) { return reply.fail(.keyExpired) }
         let itemID = item.id
@@ -181,7 +182,7 @@ final class HLSFiles: Sendable {
         let open: @Sendable () -> Void = { [self, answer, playback] in
             let file = OpenFile(itemID: itemID, fileNumber: 0, key: part.resource, size: size(of: part, itemID: itemID),
                                 path: byteSource.cacheFilePath(itemID: itemID, file: part.resource),
-                                baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback)
+                                baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback, readerClass: readerClass)
             reply.succeed(reader.register(file, answer: answer))
         }
         if size(of: part, itemID: itemID) != nil { return open() }

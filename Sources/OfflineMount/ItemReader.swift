@@ -88,7 +88,8 @@ final class ItemReader: Sendable {
             size = Int64(item.size)
             let whole = item.state == .cached
                 || (item.size > 0 && byteSource.isWhole(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
-            let chosen = passthrough.open(itemID: item.id, whole: whole, mayPassThrough: readsNeedNotBeSeen(item),
+            let unseenReadsAreFine = readsNeedNotBeSeen(item)
+            let chosen = passthrough.open(itemID: item.id, whole: whole, mayPassThrough: unseenReadsAreFine,
                                           path: byteSource.cacheFilePath(itemID: item.id, file: entry.key))
             mode = chosen
             // A cached item's bytes never change: keep the kernel's pages across opens
@@ -102,7 +103,9 @@ final class ItemReader: Sendable {
                 }
                 return !table.wholeAtLastOpen.insert(item.id).inserted
             }
-            answer.keepCache = chosen == .pageCache && (item.state == .cached || wasWhole)
+            // Not while a play clock waits for a player's reads: pages kept from a copier's
+            // read would answer the player's without the mount seeing them.
+            answer.keepCache = chosen == .pageCache && (item.state == .cached || wasWhole) && unseenReadsAreFine
             answer.directIO = chosen == .direct
         } else {
             size = sideFileSize(itemID: item.id, key: entry.key)
@@ -213,7 +216,9 @@ final class ItemReader: Sendable {
             reply.succeed(bytes: [])
             return
         }
-        if let playback = file.playbackOffset {
+        // Only a player's reads are playback: a backup, `file` or a thumbnailer reading past the
+        // threshold must not start a rental's play clock.
+        if let playback = file.playbackOffset, file.readerClass == .player {
             byteSource.noteRead(itemID: file.itemID, offset: playback + offset, length: end - offset)
         }
         if let memory = file.memory {

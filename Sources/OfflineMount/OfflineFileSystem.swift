@@ -153,7 +153,8 @@ public final class OfflineFileSystem: FileSystemOperations {
         if case .hlsPart(let itemID, let index)? = NodeID(inode: inode), let item = snapshot.items[itemID],
            !file.isWritable, file.flags & O_TRUNC == 0 {
             // A part whose size is not known yet waits for its first bytes: answered later.
-            return hls.openPart(item: item, index: index, file: file, reader: reader, reply: reply)
+            let readerClass = classifier.classify(threadID: reply.request.context.pid).readerClass
+            return hls.openPart(item: item, index: index, file: file, reader: reader, readerClass: readerClass, reply: reply)
         }
         switch doOpen(inode: inode, file: file, threadID: reply.request.context.pid) {
         case .success(let answer):

@@ -26,7 +26,8 @@ final class OpenFile: Sendable {
     /// Offset of this file's byte 0 in the item's media, for the licence play clock (`noteRead`);
     /// nil: reads of it are not playback (thumbnails, subtitles, keys, playlists).
     let playbackOffset: Int64?
-    /// Who opened it: a scanner gets no read-ahead (it reads pieces, and should fetch no more).
+    /// Who opened it: a scanner gets no read-ahead (it reads pieces, and should fetch no more);
+    /// only a player's reads are playback.
     let readerClass: ReaderClass
 
     private struct Pattern {

@@ -147,6 +147,33 @@ struct ReadAndRefusalTests {
         }
     }
 
+    /// A rental's play clock starts with a player's reads only: backups, `file` and `cat`
+    /// reading all of it start nothing (here `dd` is told to count as a player).
+    @Test func onlyAPlayersReadsStartARentalsPlayClock() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("rentals")
+        let terms = LicenceTerms(kind: .rental, rentalDuration: 86_400, playDuration: 600)
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "film", title: "Film", size: 3_000_000,
+                                                                    seed: 5, licence: terms)])["film"])
+        try fixture.cache(item)
+        try fixture.store.putLicence(Licence(itemID: item.id, terms: terms, acquiredAt: Date(),
+                                             expiresAt: Date().addingTimeInterval(86_400)))
+        try withMount(fixture, options: ["reader_class=dd:player"]) { (mount: MountedLibrary) throws in
+            let path = fixture.path("sources/rentals/Film [film].mp4")
+            let copy = fixture.directory + "/copy"
+            try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+            for command in [["rsync", "-a", path, copy + "/"], ["tar", "cf", copy + "/film.tar", path], ["file", "-b", path],
+                            ["cp", path, copy + "/film.mp4"], ["cat", path]] {
+                let run = try mount.run(command, deadline: 30)
+                #expect(run.status == 0, "\(command[0]): \(run.stderr)")
+            }
+            #expect(try fixture.store.licence(itemID: item.id)?.firstPlayedAt == nil, "a non-player started the play clock")
+            let played = try mount.run(["dd", "if=" + path, "of=/dev/null", "bs=1M", "count=3"], deadline: 30)
+            #expect(played.status == 0, "dd: \(played.stderr)")
+            #expect(waitUntil { (try? fixture.store.licence(itemID: item.id)?.firstPlayedAt) != nil })
+        }
+    }
+
     @Test func hostileNamesAreListedSafelyDistinctAndStable() throws {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("hostile")
