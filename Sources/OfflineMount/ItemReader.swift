@@ -219,7 +219,10 @@ final class ItemReader: Sendable {
         // Only a player's reads are playback: a backup, `file` or a thumbnailer reading past the
         // threshold must not start a rental's play clock.
         if let playback = file.playbackOffset, file.readerClass == .player {
-            byteSource.noteRead(itemID: file.itemID, offset: playback + offset, length: end - offset)
+            // The size sets the threshold (a tenth of a short clip); an HLS segment's offset is
+            // its place in the stream instead.
+            byteSource.noteRead(itemID: file.itemID, offset: playback + offset, length: end - offset,
+                                size: playback == 0 ? file.size : nil)
         }
         if let memory = file.memory {
             reply.succeed(bytes: Array(memory[Int(offset)..<Int(end)]))

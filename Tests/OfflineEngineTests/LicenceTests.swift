@@ -7,6 +7,16 @@ import Testing
 /// Rental, dual expiry, purchase, acquisition and renewal through a licence URL, with the
 /// clock moved instead of waited for.
 @Suite struct LicenceTests {
+    @Test func playbackStartsPastTwoMebibytesOrATenthOfAShortClip() {
+        // The demo's 114 KB rental: a tenth of it
+        #expect(!LicenceClock.isPlayback(offset: 0, length: 11_000, size: 114_094))
+        #expect(LicenceClock.isPlayback(offset: 8_192, length: 4_096, size: 114_094))
+        // A long film: 2 MiB, as before; unknown size too
+        #expect(!LicenceClock.isPlayback(offset: 0, length: 1 << 20, size: 2_000_000_000))
+        #expect(LicenceClock.isPlayback(offset: 2 << 20, length: 1, size: 2_000_000_000))
+        #expect(!LicenceClock.isPlayback(offset: 0, length: 2 << 20, size: nil))
+    }
+
     @Test func rentalExpiresAfterItsDurationAndRenewRestoresIt() throws {
         let f = try EngineFixture()
         defer { f.close() }
@@ -42,11 +52,11 @@ import Testing
         let acquired = f.clock.now()
         // A header read (a thumbnailer) does not start the play clock
         f.advance(100)
-        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 0, length: 65_536)
+        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 0, length: 65_536, size: 3 << 20)
         f.engine.licences.drain()
         #expect(try f.store.licence(itemID: item.id)?.firstPlayedAt == nil)
         // A read past the first 2 MiB does: the earlier of the two clocks wins
-        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 2 << 20, length: 4096)
+        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 2 << 20, length: 4096, size: 3 << 20)
         f.engine.licences.drain()
         let played = try #require(try f.store.licence(itemID: item.id))
         #expect(played.firstPlayedAt == acquired.addingTimeInterval(100))

@@ -30,7 +30,9 @@ public final class Engine: Sendable {
         scheduler = Scheduler(store: library.store, transfers: transfers, licences: licences, client: library.client,
                               syncSettings: library.syncSettings, clock: clock, configuration: configuration)
         let licences = licences, scheduler = scheduler
-        transfers.fetcher.onRead { itemID, offset, length in licences.noteRead(itemID: itemID, offset: offset, length: length) }
+        transfers.fetcher.onRead { itemID, offset, length, size in
+            licences.noteRead(itemID: itemID, offset: offset, length: length, size: size)
+        }
         licences.onChange { _ in scheduler.poke() }
         transfers.fetcher.onLastReaderClosed { [weak self] itemID in self?.lastReaderClosed(itemID) }
     }

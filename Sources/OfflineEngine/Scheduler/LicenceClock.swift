@@ -5,9 +5,16 @@ import OfflineStore
 /// `rentalDuration` after acquisition or `playDuration` after the first playback, whichever
 /// comes first ("dual expiry"). Pure: the caller passes the time.
 public enum LicenceClock {
-    /// Playback starts with the first read past this many bytes of the media, so a
-    /// thumbnailer or `file` reading headers does not start the play-duration clock.
+    /// Playback starts with a player's first read past this many bytes of the media (or past
+    /// a tenth of a smaller file: a short clip never reaches 2 MiB); the mount counts only
+    /// player-class readers, so backups, thumbnailers and `file` never start it.
     public static let playbackThreshold: Int64 = 2 << 20
+
+    /// min(2 MiB, 10 % of the file), for a file of `size` bytes (2 MiB when unknown).
+    public static func playbackThreshold(size: Int64?) -> Int64 {
+        guard let size, size > 0 else { return playbackThreshold }
+        return min(playbackThreshold, max(1, size / 10))
+    }
 
     /// The absolute expiry of `licence` as recorded (nil: never, or not acquired yet).
     public static func expiry(of licence: Licence) -> Date? {
@@ -27,9 +34,9 @@ public enum LicenceClock {
         return expiry <= now
     }
 
-    /// Whether a read of `[offset, offset + length)` is playback.
-    public static func isPlayback(offset: Int64, length: Int64) -> Bool {
-        offset + length > playbackThreshold
+    /// Whether a player's read of `[offset, offset + length)` of a `size`-byte file is playback.
+    public static func isPlayback(offset: Int64, length: Int64, size: Int64? = nil) -> Bool {
+        offset + length > playbackThreshold(size: size)
     }
 
     static func iso(_ date: Date) -> String { date.formatted(.iso8601) }

@@ -112,8 +112,8 @@ public final class Licences: Sendable {
 
     /// A program read `[offset, offset + length)` of an item's media. Fast: after the first
     /// playback of an item is recorded, later reads touch only memory.
-    public func noteRead(itemID: Int64, offset: Int64, length: Int64) {
-        guard LicenceClock.isPlayback(offset: offset, length: length),
+    public func noteRead(itemID: Int64, offset: Int64, length: Int64, size: Int64? = nil) {
+        guard LicenceClock.isPlayback(offset: offset, length: length, size: size),
               noted.withLock({ $0.insert(itemID).inserted }) else { return }
         let now = clock.now()
         queue.async { [self] in

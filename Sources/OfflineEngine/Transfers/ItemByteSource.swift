@@ -138,15 +138,14 @@ public protocol ItemByteSource: Sendable {
     /// another thread, when all have answered or failed.
     func learnSizes(itemID: Int64, files: [CacheFileKey], completion: @escaping @Sendable () -> Void)
 
-    /// A reader opened / closed the item: an open item is locked against eviction, and its
-    /// first read past the first 2 MiB starts a play-duration licence clock.
+    /// A reader opened / closed the item: an open item is locked against eviction.
     func readerOpened(itemID: Int64)
     func readerClosed(itemID: Int64)
 
-    /// A program read `[offset, offset + length)` of the item's media (called for every
-    /// read, so implementations keep it to memory): the first read past the first 2 MiB
-    /// starts a rental's play-duration clock.
-    func noteRead(itemID: Int64, offset: Int64, length: Int64)
+    /// A player read `[offset, offset + length)` of the item's media, `size` bytes in all when
+    /// known (called for every read, so implementations keep it to memory): the first read
+    /// past `LicenceClock.playbackThreshold(size:)` starts a rental's play-duration clock.
+    func noteRead(itemID: Int64, offset: Int64, length: Int64, size: Int64?)
 }
 
 extension ItemByteSource {
@@ -161,7 +160,7 @@ extension ItemByteSource {
                       completion: completion)
     }
 
-    public func noteRead(itemID: Int64, offset: Int64, length: Int64) {}
+    public func noteRead(itemID: Int64, offset: Int64, length: Int64, size: Int64?) {}
 
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {}
 
