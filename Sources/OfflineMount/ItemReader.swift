@@ -165,6 +165,8 @@ final class ItemReader: Sendable {
             return (file, mode, left == 0 && table.pendingEvictions.remove(file.itemID) != nil)
         }
         if let closed, let mode { passthrough.close(itemID: closed.itemID, mode: mode) }
+        // Its prefetches wait for nobody now; the engine stops what no one else wants.
+        closed?.cancelPrefetches()
         guard let closed, closed.fileNumber == 0 else { return }
         byteSource.readerClosed(itemID: closed.itemID)
         if evict { runEviction(closed.itemID) }
@@ -308,8 +310,9 @@ final class ItemReader: Sendable {
         guard !byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) else { return }
         // Done once the bytes have arrived (`bytes`), in the file yet or not: a prefetch must
         // not make the engine write a part-filled block early.
-        byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: 0,
-                                 deadline: ContinuousClock.now + readTimeout, bytes: { _ in }, completion: { _ in })
+        file.keepPrefetch(byteSource.whenAvailable(itemID: file.itemID, file: file.key, range: range, readAhead: 0,
+                                                   deadline: ContinuousClock.now + readTimeout, bytes: { _ in },
+                                                   completion: { _ in }))
     }
 
     /// Answers bytes that are in the cache file: from memory while they still are (the file's

@@ -37,6 +37,9 @@ final class OpenFile: Sendable {
         var askedUpTo: Int64 = 0
     }
     private let pattern = Mutex(Pattern())  // protected: sequential-read detection (leaf lock)
+    /// The last prefetches asked for this reader, cancelled at its close (older ones have
+    /// their bytes by then: prefetches run in order).
+    private let prefetches = Mutex<[any FetchTicket]>([])  // leaf lock
     private let descriptor = Mutex<Int32>(-1)  // protected: the cache file, opened at first use (leaf lock)
 
     /// Read-ahead for the first sequential read, doubled on each next one up to `maxReadAhead`.
@@ -93,6 +96,17 @@ final class OpenFile: Sendable {
             }
             return pattern.readAhead
         }
+    }
+
+    func keepPrefetch(_ ticket: any FetchTicket) {
+        prefetches.withLock { tickets in
+            tickets.append(ticket)
+            if tickets.count > 2 { tickets.removeFirst() }
+        }
+    }
+
+    func cancelPrefetches() {
+        for ticket in prefetches.withLock({ $0 }) { ticket.cancel() }
     }
 
     /// How far before or after the last read's end a read still counts as sequential.

@@ -26,6 +26,29 @@ struct UncachedReadTests {
         }
     }
 
+    /// A reader that proved sequential got read-ahead megabytes beyond its reads; once it
+    /// closes, the origin sends nothing more for it (issue 22: no transfer still sending 1 s
+    /// after the last reader closed).
+    @Test func readAheadStopsWhenTheLastReaderCloses() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "big", title: "Big", size: 64 << 20, seed: 9)])["big"])
+        let path = try #require(item.mediaURL.flatMap(URL.init(string:))).path
+        fixture.origin.setFault(path, .trickle(bytesPerSecond: 4 << 20))
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // When a program reads the first 6 MiB in order (its read-ahead grows to 8 MiB) and exits
+            let head = try mount.run(["sh", "-c", "head -c 6291456 \"$0\" | wc -c", fixture.path("sources/acme/Big [big].mp4")],
+                                     deadline: 60)
+            #expect(head.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "6291456", "\(head.stderr)")
+            // Then, from a second after the close, the origin sends nothing for a second
+            usleep(1_000_000)  // the grace the issue allows a transfer to wind down
+            let before = fixture.origin.bodyBytesSent(for: path)
+            usleep(1_000_000)  // the window in which nothing may be sent
+            let sent = fixture.origin.bodyBytesSent(for: path) - before
+            #expect(sent == 0, "\(sent) bytes sent 1–2 s after the last close")
+        }
+    }
+
     @Test func openingAnUncachedItemFetchesItsStartBeforeTheFirstRead() throws {
         let fixture = try LibraryFixture()
         let (item, mediaPath) = try oneVideo(fixture, size: 8 << 20, seed: 12)

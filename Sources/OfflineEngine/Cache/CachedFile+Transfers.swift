@@ -233,8 +233,13 @@ extension CachedFile {
                     }
                 }
             }
-            s.fetches[id] = fetch
             outcome.answered = s.takeWaitersInMemory()
+            if s.stopsWhenUnwanted, s.waiters.isEmpty, !fetch.reachedStop {
+                // The last reader closed and its last wait is over: no more of this response.
+                fetch.failure = Self.unwanted(origin)
+                outcome.reply = .stop
+            }
+            s.fetches[id] = fetch
             if let block = fetch.block, !block.isWhollyWritten {
                 if fetch.reachedStop || s.waiters.values.contains(where: { s.completes($0.range, block) }) {
                     outcome.spill = block

@@ -113,6 +113,7 @@ final class CachedFile: Sendable {
             if s.isSatisfied(range) { return .ready }
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()
+            s.stopsWhenUnwanted = false
             s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), mayStream: mayStream, bytes: bytes,
                                    completion: completion)
             return .waiting(id, s.plan(settings),
@@ -149,6 +150,30 @@ final class CachedFile: Sendable {
     func endWait(_ id: Int, _ error: FetchError) {
         guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
         waiter.completion(.failure(error))
+    }
+
+    /// Its last reader closed: stops the fetches no waiter needs (read-ahead would run on),
+    /// and lets the others stop once their waiters have their bytes (the kernel's own
+    /// read-ahead may still be waiting). Bytes that arrived go to the file and are claimed as
+    /// ever; a download always has a waiter, and a new request undoes this.
+    func stopUnwantedFetches() {
+        let handles = state.withLock { s -> [TransferHandle] in
+            s.stopsWhenUnwanted = true
+            var handles: [TransferHandle] = []
+            for (id, fetch) in s.fetches where fetch.failure == nil {
+                let ahead = fetch.cursor..<max(fetch.cursor, s.limit(fetch))
+                let needed = s.waiters.values.contains { !s.isSatisfied($0.range) && s.clamped($0.range).overlaps(ahead) }
+                guard !needed else { continue }
+                s.fetches[id]?.failure = Self.unwanted(origin)
+                if let handle = fetch.handle { handles.append(handle) }
+            }
+            return handles
+        }
+        handles.forEach(loop.cancel)
+    }
+
+    static func unwanted(_ origin: FetchOrigin) -> FetchError {
+        FetchError(.cancelled, "\(origin.url): no reader wants these bytes any more")
     }
 
     /// Stops every fetch and fails every waiter with `error`.

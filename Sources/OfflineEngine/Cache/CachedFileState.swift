@@ -91,6 +91,9 @@ struct CachedFileState: Sendable {
     var restarts = 0
     /// A write or flush failed: nothing more is written until the file is discarded.
     var writeError: FetchError?
+    /// Its last reader closed: a fetch stops once no waiter wants its bytes (cleared by the
+    /// next request).
+    var stopsWhenUnwanted = false
 
     /// Nothing in flight: no fetch, no waiter, every written byte flushed and claimed (the
     /// store holds all there is to know of the file), no block on its way to the disk and no

@@ -225,7 +225,10 @@ public final class RangeFetcher: ItemByteSource {
             return left <= 0
         }
         if last {
-            for file in files.withLock({ $0.files(of: itemID) }) { file.dropRecentBlocks() }
+            for file in files.withLock({ $0.files(of: itemID) }) {
+                file.dropRecentBlocks()
+                file.stopUnwantedFetches()
+            }
         }
         if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
     }
