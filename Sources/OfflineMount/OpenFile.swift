@@ -90,7 +90,7 @@ final class OpenFile: Sendable {
                 pattern.readAhead = min(max(pattern.readAhead * 2, Self.firstReadAhead), Self.maxReadAhead)
                 pattern.nextOffset = max(pattern.nextOffset, end)
             } else {
-                pattern.readAhead = offset == 0 ? Self.firstReadAhead : 0
+                pattern.readAhead = 0  // a first read proves nothing; the next one in order does
                 pattern.nextOffset = end
                 pattern.askedUpTo = 0
             }

@@ -10,6 +10,28 @@ extension RealMounts {
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
 struct ReaderClassMountTests {
+    /// A program that reads the start of each item and stops (`head -c 4096`, a shell script
+    /// peeking at files) keeps 128 KiB of each at most: read-ahead grows only for a reader
+    /// that proves sequential.
+    @Test func headOfEveryItemKeepsAtMost128KiBOfEach() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let items = try fixture.merge(source, (1...3).map {
+            ItemSpec(contentID: "v\($0)", title: "Video \($0)", size: 20_000_000, seed: UInt64($0))
+        })
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            for item in items.values {
+                let run = try mount.run(["sh", "-c", "head -c 4096 \"$0\" | wc -c", fixture.path("sources/acme/\(item.fileName ?? "")")])
+                #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "4096", "\(run.stderr)")
+            }
+        }
+        for item in items.values {
+            let kept = try fixture.current(item).bytesPresent
+            print("head -c 4096 kept \(kept) of \(item.contentID)")
+            #expect(kept <= 128 << 10, "\(item.contentID): \(kept) bytes kept")
+        }
+    }
+
     /// `file` (5.44) reads the first and the last 7 MiB of a 20 MB file.
     static let fileReads: Int64 = 14 << 20
 

@@ -12,10 +12,11 @@ public struct FetchSettings: Sendable {
     /// transfer of its own (a seek) instead of waiting for the running one to get there.
     public var nearBytes: Int64
     /// What a reader's open fetches before its first read (`ItemByteSource.startFirstWindow`):
-    /// the kernel's first read of a file (its 128 KiB read-ahead) and the mount's first
-    /// read-ahead after it (256 KiB), so that the first read joins the transfer the open
-    /// started instead of starting another. It is asked for exactly (a bounded range), never
-    /// streamed: a reader that reads past it gets a streaming fetch from its end.
+    /// the kernel's first read of a file (its 128 KiB read-ahead), so that the first read
+    /// joins the transfer the open started instead of starting another. No more: a program
+    /// that reads the start of each file and stops (`head`, a script) keeps 128 KiB of each.
+    /// It is asked for exactly (a bounded range), never streamed: a reader that reads past it
+    /// gets a streaming fetch from its end.
     public var firstWindow: Int64
     /// Times an item file may start over because the origin's file changed, before the
     /// fetch fails with `contentChanged`.
@@ -49,7 +50,7 @@ public struct FetchSettings: Sendable {
     public var cacheDescriptors: Int
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
-                flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 384 << 10,
+                flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 128 << 10,
                 maxRestarts: Int = 3, stagingBlocks: Int = 24, streamBytes: Int64 = 384 << 10,
                 pausedFetchLimit: Duration = .seconds(15), connectionWarmInterval: Duration? = .seconds(30),
                 idleFilesKept: Int = 16, cacheDescriptors: Int = 32) {
