@@ -92,6 +92,10 @@ struct HLSMountTests {
             #expect(second.status == 0 && second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
             // Streaming is not downloading.
             #expect(try fixture.current(item).state == .discovered)
+            // Evicting it (rm) keeps its playlists: it is still listed with its size, which a
+            // player needs (a 0-byte playlist made mpv wait 6 s for it to grow).
+            #expect(unlink(playlist) == 0)
+            #expect(waitUntil { (try? FileManager.default.attributesOfItem(atPath: playlist)[.size] as? Int) == size })
         }
         fixture.origin.stop()
         for folder in [copy, backup] {

@@ -179,7 +179,6 @@ public struct LibraryCommands: CommandPerformer {
         case .evict(let sideFiles):
             let side = sideFiles ? TransferEngine.sideFiles(of: item) : []
             try drop(TransferEngine.mediaFiles(itemID: item.id, store: store, hls: HLSStreams(store: store)) + side)
-            try store.removeHLSStream(itemID: item.id)
             try store.setDownloaded(itemID: item.id, at: nil)
             try store.setRequested(itemID: item.id, false)
             if item.state != .discovered { try store.setState(itemID: item.id, state: .discovered) }

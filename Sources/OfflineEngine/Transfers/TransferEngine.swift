@@ -41,7 +41,9 @@ public final class TransferEngine: Sendable {
     /// listed as remote again.
     public func evict(itemID: Int64, sideFiles: Bool = false) throws {
         fetcher.cancel(itemID: itemID)
-        try discardMedia(itemID: itemID)
+        // An evicted HLS item keeps its playlists: its `.m3u8` stays listed with its size and
+        // plays at once (a 0-byte playlist made mpv wait 6 s for it to grow).
+        try discardMedia(itemID: itemID, keepRendition: true)
         if sideFiles, let item = try store.item(id: itemID) {
             for file in Self.sideFiles(of: item) { try fetcher.discard(itemID: itemID, file: file) }
         }
@@ -79,11 +81,11 @@ public final class TransferEngine: Sendable {
         return Array(Set(["media"] + hlsFiles + claimed)).sorted()
     }
 
-    /// Forgets an item's media bytes (store first, then disk) and an HLS item's chosen
-    /// rendition, so the next download chooses again with fresh URLs.
-    public func discardMedia(itemID: Int64) throws {
+    /// Forgets an item's media bytes (store first, then disk) and, unless `keepRendition`, an
+    /// HLS item's chosen rendition, so the next download chooses again with fresh URLs.
+    public func discardMedia(itemID: Int64, keepRendition: Bool = false) throws {
         for file in mediaFiles(itemID: itemID) { try fetcher.discard(itemID: itemID, file: file) }
-        hls.forget(itemID: itemID)
+        if !keepRendition { hls.forget(itemID: itemID) }
     }
 
     /// The cache files of an item's thumbnail and subtitles.
