@@ -49,6 +49,38 @@ struct UncachedReadTests {
         }
     }
 
+    /// A player that seeks far into an item that is downloading while two other programs
+    /// stream it gets its bytes from a range of its own at once, not when the download
+    /// reaches them (issue 22: within 1 s).
+    @Test func aFarSeekDuringADownloadWithTwoReadersIsAnsweredAtOnce() throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let size: Int64 = 64 << 20
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "big", title: "Big", size: size, seed: 21)])["big"])
+        let path = try #require(item.mediaURL.flatMap(URL.init(string:))).path
+        fixture.origin.setFault(path, .trickle(bytesPerSecond: 2 << 20))
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            let file = fixture.path("sources/acme/Big [big].mp4")
+            #expect(fixture.control("download sources/acme/Big [big].mp4\n") == nil)
+            #expect(waitUntil { (try? fixture.current(item).state) == .downloading })
+            let readers = try (0..<2).map { _ in try ChildProcess.start(["dd", "if=" + file, "of=/dev/null", "bs=1M"]) }
+            defer { for reader in readers { reader.kill(SIGKILL); _ = reader.wait(deadline: 5) } }
+            // When a player seeks to 80 % and reads 64 KiB
+            let offset = size * 8 / 10
+            let started = ContinuousClock.now
+            let fd = open(file, O_RDONLY)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = pread(fd, &buffer, buffer.count, off_t(offset))
+            let waited = ContinuousClock.now - started
+            // Then the bytes are the origin's, within a second
+            #expect(count == buffer.count)
+            #expect(buffer == [UInt8](fixture.originBytes(item)[Int(offset)..<Int(offset) + 65_536]))
+            #expect(waited < .seconds(1), "the seek waited \(waited)")
+        }
+    }
+
     @Test func openingAnUncachedItemFetchesItsStartBeforeTheFirstRead() throws {
         let fixture = try LibraryFixture()
         let (item, mediaPath) = try oneVideo(fixture, size: 8 << 20, seed: 12)
