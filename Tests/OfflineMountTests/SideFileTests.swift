@@ -89,6 +89,25 @@ struct SideFileTests {
         }
     }
 
+    @Test func aSideFileReadInPartIsNotListedAtTheLengthRead() throws {
+        // Given a thumbnail whose size nobody stated
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v1", title: "Video 1", size: 50_000,
+                                                                    thumbnail: true)])["v1"])
+        let real = try fixture.sideFileBytes(item, "thumbnail")
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            let path = fixture.path("sources/acme/Video 1 [v1]-thumb.jpg")
+            // When a program reads its first KiB only
+            let dd = try mount.run(["dd", "if=" + path, "of=/dev/null", "bs=1024", "count=1"])
+            #expect(dd.status == 0, "\(dd.stderr)")
+            // Then it is not listed as 1 KiB long, and the next reader gets all of it
+            let listed = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+            #expect(listed != 1024, "listed at the length read")
+            #expect(FileManager.default.contents(atPath: path) == real)
+        }
+    }
+
     @Test func cpAOfAFreshSourceFolderCopiesEveryFileWholeAndExitsZero() throws {
         // Given a library just synced, nothing of acme's items cached but the three the library caches
         let library = try StandardLibrary()
