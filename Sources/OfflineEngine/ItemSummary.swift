@@ -27,6 +27,8 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var mimeType: String?
     public var duration: Double?
     public var published: Date?
+    /// When its last download completed (nil: not downloaded).
+    public var downloaded: Date?
     /// Bytes per second while downloading, when measured (`status --watch`).
     public var speed: Double?
     /// Seconds left at that speed.
@@ -68,5 +70,6 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         mimeType = item.mimeType
         duration = item.duration
         published = item.publishedAt
+        downloaded = item.downloadedAt
     }
 }

@@ -90,6 +90,35 @@ struct CatalogCommandTests {
         #expect(first["licenceExpires"] as? String == "never")
     }
 
+    @Test func lsSortsAndFiltersAsTheMountsListsDo() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let url = origin.serveFeed(path: "/owls.rss", xml: podcast(origin))
+        origin.serve("/owl-2.mp3", .generated(size: 2048, seed: 2, contentType: "audio/mpeg"))
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        try cli.run("source", "add", "owls", url)
+        try cli.run("sync")
+        func files(_ arguments: String...) throws -> [String] {
+            let output = try cli.run(["ls", "--json"] + arguments)
+            #expect(output.status == 0, "\(output.stderr)")
+            let items = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]])
+            return items.compactMap { $0["fileName"] as? String }
+        }
+        #expect(try files("--sort", "size") == ["Owls at Dusk [owl-1].mp3", "Bats [owl-2].mp3"])
+        #expect(try files("--sort", "name") == ["Bats [owl-2].mp3", "Owls at Dusk [owl-1].mp3"])
+        #expect(try files("--recent").isEmpty)
+        // When one is downloaded, it is the recent one, and a list of states finds it
+        let download = try cli.run("download", "--wait", "owls/owl-2")
+        #expect(download.status == 0, "\(download.stderr)")
+        #expect(try files("--recent") == ["Bats [owl-2].mp3"])
+        #expect(try files("--state", "cached,queued") == ["Bats [owl-2].mp3"])
+        #expect(try files("--state", "queued").isEmpty)
+        #expect(try files("--state", "discovered, cached", "--sort", "downloaded").first == "Bats [owl-2].mp3")
+        let bad = try cli.run("ls", "--sort", "colour")
+        #expect(bad.status != 0 && bad.stderr.contains("colour"), "\(bad.stderr)")
+    }
+
     @Test func libraryFlagWinsOverTheEnvironment() throws {
         let cli = CLIRunner()
         defer { cli.removeLibrary() }

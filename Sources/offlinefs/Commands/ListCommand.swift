@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import OfflineEngine
 import OfflineStore
@@ -6,17 +7,32 @@ struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls",
         abstract: "List items, optionally by source, category or state.",
-        discussion: "Example: offlinefs ls --source acme --state cached --json")
+        discussion: """
+            Example: offlinefs ls --source acme --state downloading,queued --sort size
+            --recent lists what recent/ shows in the mount: items downloaded in the last
+            recent-days days (a policy, 7 by default), newest first.
+            """)
 
     @OptionGroup var options: LibraryOptions
     @Option(help: "Only items of this source.") var source: String?
     @Option(help: "Only items in this category (a path such as news/local).") var category: String?
-    @Option(help: ArgumentHelp("Only items in this state (\(ItemState.allCases.map(\.rawValue).joined(separator: ", "))).")) var state: String?
+    @Option(help: ArgumentHelp("Only items in these states, comma-separated (\(ItemState.allCases.map(\.rawValue).joined(separator: ", "))).")) var state: String?
+    @Option(help: "Order: name (A to Z), date (newest published first), size (largest first), downloaded (newest first).")
+    var sort: SortOrder?
+    @Flag(help: "Only items downloaded in the last recent-days days (the mount's recent/), newest first.") var recent = false
     @Flag(help: "Print a JSON array for scripts.") var json = false
 
+    enum SortOrder: String, ExpressibleByArgument, CaseIterable {
+        case name, date, size, downloaded
+    }
+
+    private var states: [ItemState] {
+        (state ?? "").split(separator: ",").compactMap { ItemState(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     func validate() throws {
-        if let state, ItemState(rawValue: state) == nil {
-            throw ValidationError("unknown state '\(state)'; states are \(ItemState.allCases.map(\.rawValue).joined(separator: ", "))")
+        for word in (state ?? "").split(separator: ",") where ItemState(rawValue: word.trimmingCharacters(in: .whitespaces)) == nil {
+            throw ValidationError("unknown state '\(word)'; states are \(ItemState.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     }
 
@@ -24,15 +40,21 @@ struct ListCommand: ParsableCommand {
         var filter = ItemFilter()
         filter.source = source
         filter.categoryPath = category.map { $0.split(separator: "/").map(String.init) }
-        if let parsed = state.flatMap(ItemState.init(rawValue:)) {
-            filter.state = parsed
-            filter.includeDeleted = parsed == .deleted
+        if !states.isEmpty {
+            filter.states = states
+            filter.includeDeleted = states.contains(.deleted)
         }
         let library = try options.open()
         if let source, try library.store.source(named: source) == nil {
             throw CLIError("no source named '\(source)' (offlinefs source list shows the sources)")
         }
-        let items = try library.items(filter)
+        var items = try library.items(filter)
+        if recent {
+            let days = try library.store.policies().recentDays
+            let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
+            items = items.filter { $0.state == ItemState.cached.rawValue && ($0.downloaded.map { $0 >= cutoff } ?? false) }
+        }
+        items = Self.sorted(items, by: sort ?? (recent ? .downloaded : nil))
         if json {
             try printJSON(items)
             return
@@ -45,5 +67,24 @@ struct ListCommand: ParsableCommand {
             ])
         }
         print(table.render(), terminator: "")
+    }
+
+    /// Stable: items that compare equal keep the library's order.
+    static func sorted(_ items: [ItemSummary], by order: SortOrder?) -> [ItemSummary] {
+        guard let order else { return items }
+        return items.enumerated().sorted { a, b in
+            let (x, y) = (a.element, b.element)
+            let before: Bool?
+            switch order {
+            case .name:
+                let comparison = x.fileName.localizedStandardCompare(y.fileName)
+                before = comparison == .orderedSame ? nil : comparison == .orderedAscending
+            case .date: before = x.published == y.published ? nil : (x.published ?? .distantPast) > (y.published ?? .distantPast)
+            case .size: before = x.size == y.size ? nil : (x.size ?? -1) > (y.size ?? -1)
+            case .downloaded:
+                before = x.downloaded == y.downloaded ? nil : (x.downloaded ?? .distantPast) > (y.downloaded ?? .distantPast)
+            }
+            return before ?? (a.offset < b.offset)
+        }.map(\.element)
     }
 }
