@@ -183,7 +183,13 @@ final class LibraryFixture {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
                                                 withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: path))
-        try store.addPresentRange(itemID: item.id, file: file, range: 0..<Int64(data.count))
+        if file == "media" {
+            try store.addPresentRange(itemID: item.id, file: file, range: 0..<Int64(data.count))
+        } else {
+            // As a fetch leaves a side file: its claim and the size the origin told.
+            try store.commitPresentRanges(itemID: item.id, file: file, ranges: [0..<Int64(data.count)],
+                                          validator: CacheValidator(totalSize: Int64(data.count)))
+        }
     }
 
     /// Reopens the library (after another process changed it, or to drop this process's
