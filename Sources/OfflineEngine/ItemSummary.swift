@@ -64,7 +64,7 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         bytes = item.bytesPresent
         progress = (item.progress * 10_000).rounded() / 10_000
         self.licence = licence?.terms.kind.rawValue ?? "none"
-        licenceExpires = licence?.expiresAt.map { $0.formatted(.iso8601) } ?? "never"
+        licenceExpires = LicenceClock.expiryText(licence)
         categories = listing.categoryPaths.map { $0.joined(separator: "/") }
         mediaURL = item.mediaURL
         mimeType = item.mimeType

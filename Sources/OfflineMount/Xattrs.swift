@@ -26,7 +26,10 @@ public enum Xattrs {
         if let error = item.error { list.append(("user.offline.error", error.rawValue)) }
         list += [
             ("user.offline.licence", licence?.terms.kind.rawValue ?? "none"),
-            ("user.offline.licence.expires", licence?.expiresAt.map { $0.formatted(.iso8601) } ?? "never"),
+            ("user.offline.licence.expires", LicenceClock.expiryText(licence)),
+        ]
+        if let play = LicenceClock.playExpiryText(licence) { list.append(("user.offline.licence.play-expires", play)) }
+        list += [
             ("user.offline.content-id", item.contentID),
             ("user.offline.source", source),
             ("user.offline.categories", categories.map { $0.joined(separator: "/") }.joined(separator: ", ")),

@@ -27,6 +27,7 @@ struct ControlLanguageTests {
         ("lock x", .lock(item: "x")),
         ("unlock x", .unlock(item: "x")),
         ("renew x", .renew(item: "x")),
+        ("acquire sources/acme/Film [f-1].mp4", .acquire(item: "sources/acme/Film [f-1].mp4")),
         ("pause quality=high", .pause(item: "quality=high")),
         ("sync", .sync(source: nil)),
         ("sync acme", .sync(source: "acme")),
@@ -140,7 +141,7 @@ struct ControlLanguageTests {
     }
 
     @Test func theReferenceNamesEveryCommand() {
-        for verb in ["download", "pause", "resume", "cancel", "delete", "evict", "lock", "unlock", "renew", "sync",
+        for verb in ["download", "pause", "resume", "cancel", "delete", "evict", "lock", "unlock", "renew", "acquire", "sync",
                      "source add", "source remove", "subscribe", "unsubscribe", "set"] {
             #expect(ControlLanguage.reference.contains(verb + " "), "\(verb)")
         }

@@ -17,6 +17,27 @@ import Testing
         #expect(!LicenceClock.isPlayback(offset: 0, length: 2 << 20, size: nil))
     }
 
+    /// `acquire` preloads a rental's licence (as Brightcove's SDK does) without fetching
+    /// media; before it, the item says `not-acquired`, not `never`.
+    @Test func acquireSetsARentalsExpiryWithoutDownloading() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let terms = LicenceTerms(kind: .rental, rentalDuration: 3600, playDuration: 600)
+        let item = try f.addItem("film.mp4", size: 5000, licence: terms)
+        #expect(LicenceClock.expiryText(try f.store.licence(itemID: item.id)) == "not-acquired")
+        #expect(LicenceClock.playExpiryText(try f.store.licence(itemID: item.id)) == "not-started")
+        f.start()
+        try f.perform(.acquire(item: "src/film.mp4"))
+        try waitUntil { try f.store.licence(itemID: item.id)?.acquiredAt != nil }
+        let licence = try #require(try f.store.licence(itemID: item.id))
+        #expect(licence.expiresAt == f.clock.now().addingTimeInterval(3600))
+        #expect(LicenceClock.expiryText(licence) == f.clock.now().addingTimeInterval(3600).formatted(.iso8601))
+        // Nothing of the media was fetched, and the item is still only listed
+        #expect(f.origin.requests(for: "/film.mp4").isEmpty)
+        #expect(try f.item(item).state == .discovered)
+        #expect(try f.item(item).bytesPresent == 0)
+    }
+
     @Test func rentalExpiresAfterItsDurationAndRenewRestoresIt() throws {
         let f = try EngineFixture()
         defer { f.close() }

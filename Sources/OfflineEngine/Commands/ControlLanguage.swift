@@ -64,6 +64,7 @@ public enum ControlLanguage {
         case "lock": return .lock(item: try reference(rest, verb: verb))
         case "unlock": return .unlock(item: try reference(rest, verb: verb))
         case "renew": return .renew(item: try reference(rest, verb: verb))
+        case "acquire": return .acquire(item: try reference(rest, verb: verb))
         case "sync":
             let words = try arguments(rest, verb: verb, count: 0...1, usage: "sync [<source>]")
             return .sync(source: words.first)
@@ -116,6 +117,7 @@ public enum ControlLanguage {
         case .lock(let item): return "lock " + formatReference(item)
         case .unlock(let item): return "unlock " + formatReference(item)
         case .renew(let item): return "renew " + formatReference(item)
+        case .acquire(let item): return "acquire " + formatReference(item)
         case .sync(let source): return source.map { "sync " + formatWord($0) } ?? "sync"
         case .addSource(let name, let url): return "source add \(formatWord(name)) \(formatWord(url))"
         case .removeSource(let name): return "source remove " + formatWord(name)
@@ -142,6 +144,7 @@ public enum ControlLanguage {
           delete <item>         files and metadata (a re-sync does not bring it back)
           evict <item> [all]    media files (all: thumbnail and subtitles too); stays listed
           lock <item>           unlock <item>          renew <item>
+          acquire <item>        the licence now, without downloading
           sync [<source>]
           source add <name> <feed-url>                 source remove <name>
           subscribe <source>    unsubscribe <source>

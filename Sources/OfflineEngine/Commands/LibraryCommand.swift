@@ -17,6 +17,9 @@ public enum LibraryCommand: Sendable, Equatable {
     case lock(item: String)
     case unlock(item: String)
     case renew(item: String)
+    /// Acquires the licence now (renews one already acquired), without downloading: a rental
+    /// fetched before a trip, its clock started at once.
+    case acquire(item: String)
     case sync(source: String?)
     case addSource(name: String, feedURL: String)
     case removeSource(name: String)

@@ -41,6 +41,7 @@ public struct LibraryCommands: CommandPerformer {
             try store.setLocked(itemID: item.id, false)
             return "\(name(item)): unlocked"
         case .renew(let reference): return try renew(resolve(reference))
+        case .acquire(let reference): return try renew(resolve(reference), done: "licence acquired")
         case .sync(let source): return try sync(source)
         case .addSource(let name, let url):
             try library.addSource(name: name, feedURL: url)
@@ -191,7 +192,9 @@ public struct LibraryCommands: CommandPerformer {
         }
     }
 
-    private func renew(_ item: Item) throws -> String {
+    /// Acquires the item's licence again (or for the first time: `acquire`), without
+    /// downloading anything.
+    private func renew(_ item: Item, done: String = "licence renewed") throws -> String {
         let licences = engine?.licences ?? Licences(store: store, client: library.client, clock: SystemClock())
         let work = { @Sendable () throws -> String in
             do {
@@ -202,7 +205,7 @@ public struct LibraryCommands: CommandPerformer {
                     let next: ItemState = complete ? .cached : (current.requested ? .queued : .discovered)
                     _ = try? store.setState(itemID: item.id, state: next)
                 }
-                return "\(name(item)): licence renewed, expires \(licence.expiresAt.map(LicenceClock.iso) ?? "never")"
+                return "\(name(item)): \(done), expires \(licence.expiresAt.map(LicenceClock.iso) ?? "never")"
             } catch {
                 _ = try? store.appendEvent(kind: .error, itemID: item.id, sourceID: item.sourceID,
                                            message: "\(name(item)): renew failed: \(error)")

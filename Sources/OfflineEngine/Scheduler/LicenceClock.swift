@@ -40,4 +40,21 @@ public enum LicenceClock {
     }
 
     static func iso(_ date: Date) -> String { date.formatted(.iso8601) }
+
+    /// `user.offline.licence.expires` and `licenceExpires` in `ls --json`: the absolute
+    /// expiry; `never` for no licence or a purchase; `not-acquired` for a rental whose
+    /// licence is not acquired yet (it has no expiry until then, and "never" read like a
+    /// purchase).
+    public static func expiryText(_ licence: Licence?) -> String {
+        guard let licence else { return "never" }
+        if licence.terms.kind == .rental && licence.acquiredAt == nil { return "not-acquired" }
+        return licence.expiresAt.map(iso) ?? "never"
+    }
+
+    /// `user.offline.licence.play-expires`: when the play-duration clock ends (started),
+    /// `not-started`, or nil for a licence without a play duration.
+    public static func playExpiryText(_ licence: Licence?) -> String? {
+        guard let licence, licence.terms.kind == .rental, let play = licence.terms.playDuration else { return nil }
+        return licence.firstPlayedAt.map { iso($0.addingTimeInterval(play)) } ?? "not-started"
+    }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import OfflineEngine
 
-/// `pause|resume|cancel|delete|evict|lock|unlock|renew <ref>…`: one shape, one route.
+/// `pause|resume|cancel|delete|evict|lock|unlock|renew|acquire <ref>…`: one shape, one route.
 protocol ItemCommand: ParsableCommand {
     func command(_ reference: String) -> LibraryCommand
     var options: LibraryOptions { get }
@@ -78,6 +78,14 @@ struct RenewCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "renew", abstract: "Re-acquire items' licences.",
                                                     discussion: "Asks the licence URL when the catalog names one.\nExample: offlinefs renew acme/film-1")
     func command(_ reference: String) -> LibraryCommand { .renew(item: reference) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct AcquireCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "acquire", abstract: "Acquire items' licences now, without downloading.",
+                                                    discussion: "A rental's clock starts now; an acquired licence is renewed.\nExample: offlinefs acquire acme/film-1")
+    func command(_ reference: String) -> LibraryCommand { .acquire(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
