@@ -196,8 +196,8 @@ public final class FUSESession: Sendable {
     /// that, and INIT sets it, so this waits for the first request after INIT (call it from a
     /// thread of its own that nothing waits for). The device number comes from the mount
     /// table: a `stat` of our own mount point from inside the daemon could wait forever on a
-    /// request nobody serves once the loop has ended (a `kill -9` then left a zombie holding
-    /// the connection). Needs root (sysfs); a normal user keeps the default.
+    /// request nobody serves once the loop has ended, and a killed daemon would then never
+    /// exit and release the connection. Needs root (sysfs); a normal user keeps the default.
     /// - Returns: nil, or the errno of the failed look-up or write.
     @discardableResult
     public func setReadAhead(kilobytes: Int) -> Errno? {

@@ -42,7 +42,7 @@ public final class TransferEngine: Sendable {
     public func evict(itemID: Int64, sideFiles: Bool = false) throws {
         fetcher.cancel(itemID: itemID)
         // An evicted HLS item keeps its playlists: its `.m3u8` stays listed with its size and
-        // plays at once (a 0-byte playlist made mpv wait 6 s for it to grow).
+        // plays at once (mpv takes a 0-byte playlist for a file being written, and waits).
         try discardMedia(itemID: itemID, keepRendition: true)
         if sideFiles, let item = try store.item(id: itemID) {
             for file in Self.sideFiles(of: item) { try fetcher.discard(itemID: itemID, file: file) }
