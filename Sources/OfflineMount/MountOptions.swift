@@ -16,8 +16,8 @@ public struct MountOptions: Hashable, Sendable {
     public var refreshInterval: Duration = .seconds(1)
     /// Seconds the kernel may cache names and attributes (`cache-timeout=60s`). Every change
     /// to them is notified (`TreeDiff`), so the time only bounds what a lost notification
-    /// would hide; with 1 s, an `open` after a pause cost a lookup and, with
-    /// `default_permissions`, a `getattr` per folder on its path (0.2–0.5 ms here).
+    /// would hide; a short one makes an `open` after a pause cost a lookup and, with
+    /// `default_permissions`, a `getattr` per folder on its path.
     /// Sizes the tree does not hold are kept a second at most (`OfflineFileSystem.attributeTimeout`).
     public var cacheTimeout: Double = 60
     public var allowOther = false

@@ -21,8 +21,8 @@ struct CacheFileError: Error, Sendable, CustomStringConvertible {
 /// The file is made (with its item's folder) by its first use, not when the engine first
 /// looks at it. That use is usually the first write, which comes after the readers its bytes
 /// complete were answered from memory (`CachedFile.receive`); making the file earlier, on
-/// another thread while the transfer connected, slowed the connect down on a busy two-core
-/// machine (0.15–2 ms of file system work).
+/// another thread while the transfer connects, slows the connect down on a busy two-core
+/// machine (file system work).
 ///
 /// Thread-safe: pwrite/pread/fdatasync on one descriptor may run on different threads.
 final class CacheFile: Sendable {
@@ -64,7 +64,7 @@ final class CacheFile: Sendable {
         var fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 && errno == ENOENT {
             // The item's folder (or the cache folder) is made by its first file. Plain mkdir:
-            // FileManager's took ~0.1 ms, on the path of a reader's first read of an item.
+            // this is on the path of a reader's first read, and FileManager's does much more.
             let folder = (path as NSString).deletingLastPathComponent
             try makeFolder(folder)
             fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)

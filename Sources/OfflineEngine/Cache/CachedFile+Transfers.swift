@@ -45,8 +45,8 @@ extension CachedFile {
         var request = HTTPRequest(url: origin.url, headers: [("Range", rangeValue)], timeouts: settings.timeouts,
                                   acceptCompressed: false, destinationPolicy: origin.destinationPolicy)
         // A bounded request (a first window, a random read) is waited for from its first
-        // bytes: with a 512 KiB buffer one `recv` took all that had arrived before any of it
-        // went on (ftrace: 0.2 ms for 320 KiB, before the reader's first 64 KiB could go).
+        // bytes: with a 512 KiB buffer one `recv` takes all that has arrived before any of it
+        // goes on, and the reader's first 64 KiB wait for the rest.
         if fetch.askedEnd != .max && fetch.askedEnd - fetch.start <= Int64(HTTPRequest.largeReceiveBuffer) * 2 {
             request.receiveBufferBytes = HTTPRequest.smallReceiveBuffer
         }

@@ -9,9 +9,7 @@ import Foundation
 final class Flusher: @unchecked Sendable {
     // @unchecked: `due` and `stopping` are protected by `condition` (the lock it waits on).
     private let condition = NSCondition()
-    // Sized up front: its first storage would instantiate the type (a protocol conformance
-    // look-up scanning every loaded image, ~0.3 ms) under a reader's first bytes.
-    private var due = [ObjectIdentifier: (file: CachedFile, at: Date)](minimumCapacity: 8)  // protected by condition
+    private var due: [ObjectIdentifier: (file: CachedFile, at: Date)] = [:]  // protected by condition
     private var stopping = false  // protected by condition
     /// The thread starts with the first flush, so creating an engine starts no thread (a
     /// daemonizing mount forks after creating it).
@@ -51,8 +49,8 @@ final class Flusher: @unchecked Sendable {
         due[key] = (file, at)
         startThreadIfNeeded()
         condition.unlock()
-        // After unlocking: signalled under the lock, the flusher woke only to wait for it,
-        // and a reader's first bytes waited on both switches (ftrace: ~15 µs).
+        // After unlocking: signalled under the lock, the flusher would wake only to wait for
+        // it, and a reader's first bytes would wait on both switches.
         condition.signal()
     }
 

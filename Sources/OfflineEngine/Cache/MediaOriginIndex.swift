@@ -4,8 +4,8 @@ import OfflineStore
 import Synchronization
 
 /// Where each item's media comes from, for the items with no cached media byte, in memory: a
-/// reader's first open of such an item then starts its transfer without a store read (0.2–0.9 ms
-/// on a small VM after an idle spell, all of it before the first byte can be asked for).
+/// reader's first open of such an item then starts its transfer without a store read (which,
+/// after an idle spell, all comes before the first byte can be asked for).
 ///
 /// The store stays the truth:
 /// - the entries come from one store read (`LibraryStore.forEachUncachedMedia`), made when the

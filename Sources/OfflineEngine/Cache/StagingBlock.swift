@@ -72,8 +72,8 @@ final class StagingPool: Sendable {
     }
 
     /// Allocates a block and touches its pages, so that a mount's first read does not wait
-    /// for a fresh mapping and its page faults (~0.1 ms for a first window, in ftrace). One
-    /// block (1 MiB) is kept ready this way: the first one, which the free list hands out first.
+    /// for a fresh mapping and its page faults. One block (1 MiB) is kept ready this way: the
+    /// first one, which the free list hands out first.
     func prepareBlock() {
         var pointer: UnsafeMutableRawPointer?
         guard posix_memalign(&pointer, StagingBlock.alignment, StagingBlock.size) == 0, let pointer else { return }

@@ -6,10 +6,9 @@ import Synchronization
 /// connection then waits in libcurl's connection cache, and the read's first request goes out
 /// on it instead of connecting first.
 ///
-/// Why: on this machine a cold 64 KiB range request took ~0.5 ms with curl, of which ~0.2 ms
-/// was the connection (TCP handshake and libcurl's set-up for it); the same request on a kept
-/// connection took 0.15 ms. A player that opens a file right after its folder was shown pays
-/// that on its first bytes (docs/reads.md, "The first read of an uncached item").
+/// Why: a new connection costs a round trip (two or three more with TLS) before a request
+/// can go; a player that opens a file right after its folder was shown would pay that on its
+/// first bytes (docs/reads.md, "The first read of an uncached item", has the measurements).
 ///
 /// At most one `HEAD` per origin (scheme, host, port) per `interval`, so that browsing does not
 /// become traffic; its answer, whatever it is, is ignored, and a failure changes nothing (the

@@ -100,9 +100,8 @@ public protocol ItemByteSource: Sendable {
     /// two runs, once, on an engine thread (the transfer's own: a long task belongs elsewhere).
     ///
     /// A reader at the edge of a stream then never makes the engine write a part-filled block
-    /// early, and a first read is not held up by the making and writing of a new cache file
-    /// (0.2–1 ms on a busy disk). The bytes are claimed in the store only once written and
-    /// flushed, as ever.
+    /// early, and a first read is not held up by the making and writing of a new cache file.
+    /// The bytes are claimed in the store only once written and flushed, as ever.
     @discardableResult
     func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,

@@ -175,9 +175,9 @@ public final class RangeFetcher: ItemByteSource {
         let window = 0..<settings.firstWindow
         guard !cached.isAvailable(window) else { return }
         // Nobody waits on these bytes (the first read will): no deadline, nothing to answer.
-        // Asked for exactly: an open-ended request let a fast origin push megabytes in one
-        // burst, and on a shared CPU the first bytes waited behind it (ftrace: 0.25 ms). A
-        // reader that goes on streams from where the window ends (`plan`).
+        // Asked for exactly: an open-ended request lets a fast origin push megabytes in one
+        // burst, and on a shared CPU the first bytes wait behind it. A reader that goes on
+        // streams from where the window ends (`plan`).
         _ = cached.request(window, readAhead: 0, deadline: nil, mayStream: false) { _ in }
     }
 
@@ -352,11 +352,9 @@ public final class RangeFetcher: ItemByteSource {
     /// the usual way) leave none. While a reader has the item open, the newest flushes' pages
     /// stay for it.
     ///
-    /// The pages readers brought in stay. Until session 10 the whole file's pages went, at the
-    /// item's last close if a reader had it open: a file read again just after its download
-    /// ended lost the pages of that read too, and the read after it came from the disk again
-    /// (the bench's warm read: 2.2 GB/s for its first pass, 7.7 after). Only once, at
-    /// completion: a cached item read again keeps its pages.
+    /// The pages readers brought in stay: a file read again just after its download ended
+    /// is then read from memory, not from the disk. Only once, at completion: a cached item
+    /// read again keeps its pages.
     private func fileCompleted(_ file: CachedFile) {
         // Handlers first: a completed download's checksum is read from these pages.
         for handler in completionHandlers.withLock({ $0 }) { handler(file.itemID, file.key) }

@@ -89,11 +89,9 @@ public final class TransferLoop: Sendable {
 
         /// libcurl's body callback. Each piece (libcurl hands over at most 16 KiB at a time) goes
         /// straight to the consumer. Why not gathered: a reader may be waiting for a transfer's
-        /// first bytes, and gathered into 64 KiB they waited for the next `recv` (ftrace: ~60 µs
-        /// on a first read); since the engine copies arriving bytes into memory blocks rather
-        /// than writing each piece to its file, gathering also no longer paid for its own copy
-        /// (cold 256 MiB reads, 2×6 runs: 1293 and 1240 MB/s handed on at once, 1232 and 1190
-        /// gathered).
+        /// first bytes, and gathered into 64 KiB they would wait for the next `recv`; the
+        /// engine copies arriving bytes into memory blocks anyway, so gathering would only add
+        /// a copy (docs/reads.md has the measurements).
         func receive(_ bytes: UnsafeRawBufferPointer) -> CurlTransfer.BodyAction {
             if paused {
                 curlPaused = true  // libcurl holds these bytes and pauses
