@@ -9,7 +9,7 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var contentId: String
     public var title: String
     public var fileName: String
-    /// Under `sources/`, relative to the mount point.
+    /// Under `sources/`, relative to the mount point; empty for an item with no file yet.
     public var path: String
     public var type: String
     public var state: String
@@ -55,8 +55,10 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         source = listing.sourceName
         contentId = item.contentID
         title = item.title
-        fileName = item.fileName ?? ""
-        path = "sources/\(listing.sourceName)/\(item.fileName ?? "")"
+        // An item known only by its content id (its lookup is pending or failed) has no file
+        // yet: it is listed by that id, with no path in the mount.
+        fileName = item.fileName ?? "[\(item.contentID)]"
+        path = item.fileName.map { "sources/\(listing.sourceName)/\($0)" } ?? ""
         type = item.type.rawValue
         state = item.state.rawValue
         error = item.error?.rawValue

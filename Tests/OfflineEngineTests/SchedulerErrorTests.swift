@@ -119,6 +119,10 @@ import Testing
         let failed = try f.wait(item, .failed)
         #expect(failed.error == .contentNotFound)
         #expect(f.origin.requests(for: "/feed.json").count == 4)
+        // And `ls` names it by its content id, with no path (it has no file in the mount)
+        let listed = try #require(try f.library.items(ItemFilter(state: .failed)).first { $0.id == item.id })
+        #expect(listed.fileName == "[ep-404]")
+        #expect(listed.path == "")
     }
 
     /// Waits until `count` lookups have reached the origin and the retry timer of the last one
