@@ -201,15 +201,13 @@ final class ItemReader: Sendable {
         table.withLock { $0.files[handle] }
     }
 
-    /// A side file's size once it is wholly in the cache, else `nil`. The cache file's length
-    /// alone does not say: after a read of its start only, it ends where that read ended, and
-    /// a reader told that size got a cut copy.
+    /// A side file's size once it is wholly in the cache, else `nil`: the total the engine
+    /// learned from the origin, when every byte of it is present. (The cache file's length
+    /// does not say: after a read of its start only, it ends where that read ended.)
     func sideFileSize(itemID: Int64, key: CacheFileKey) -> Int64? {
-        var info = stat()
-        guard stat(byteSource.cacheFilePath(itemID: itemID, file: key), &info) == 0, info.st_size > 0,
-              byteSource.knownSize(itemID: itemID, file: key) == Int64(info.st_size),
-              byteSource.isAvailable(itemID: itemID, file: key, range: ByteRange(0, Int64(info.st_size))) else { return nil }
-        return Int64(info.st_size)
+        guard let total = byteSource.knownSize(itemID: itemID, file: key), total > 0,
+              byteSource.isAvailable(itemID: itemID, file: key, range: ByteRange(0, total)) else { return nil }
+        return total
     }
 
     // MARK: - Read
