@@ -29,6 +29,12 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var published: Date?
     /// When its last download completed (nil: not downloaded).
     public var downloaded: Date?
+    /// Marked watched (docs/playback.md).
+    public var watched: Bool
+    /// The resume point in seconds (0: from the start).
+    public var position: Double
+    /// When a playback last ended (nil: never played).
+    public var lastPlayed: Date?
     /// Bytes per second while downloading, when measured (`status --watch`).
     public var speed: Double?
     /// Seconds left at that speed.
@@ -73,5 +79,8 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         duration = item.duration
         published = item.publishedAt
         downloaded = item.downloadedAt
+        watched = item.watched
+        position = item.position ?? 0
+        lastPlayed = item.lastPlayedAt
     }
 }

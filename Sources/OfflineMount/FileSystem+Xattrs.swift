@@ -6,7 +6,8 @@ import Logging
 import Synchronization
 
 /// Extended attributes (DESIGN §2, HARDENING test 8): read-only tables from `Xattrs`, and the
-/// two toggles turned into library commands. Never `ENOSYS` (it would disable xattrs for the
+/// writable ones (the two toggles, the resume point and the watched mark) turned into library
+/// commands. Never `ENOSYS` (it would disable xattrs for the
 /// whole mount): unknown names are `ENODATA`, other writes `EPERM`, bad toggle values `EINVAL`.
 /// Sizes and `ERANGE` are the binding's (it receives the whole value).
 extension OfflineFileSystem {
@@ -50,6 +51,9 @@ extension OfflineFileSystem {
             guard tree.snapshot.itemFile(inode) != nil else { return .failure(.noSuchFileOrDirectory) }
             guard let item = try? store.item(id: id) else { return .failure(.noSuchFileOrDirectory) }
             commands = Xattrs.downloadToggle(value, item: item)
+        case (Xattrs.position, .itemFile(let id, 0)?), (Xattrs.watched, .itemFile(let id, 0)?):
+            guard tree.snapshot.itemFile(inode) != nil else { return .failure(.noSuchFileOrDirectory) }
+            commands = Xattrs.playStateWrite(name, value, itemID: id)
         case (Xattrs.subscribed, .source(let id)?):
             guard let source = try? store.source(id: id) else { return .failure(.noSuchFileOrDirectory) }
             commands = Xattrs.subscribedToggle(value, source: source)

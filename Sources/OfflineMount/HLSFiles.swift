@@ -182,7 +182,8 @@ final class HLSFiles: Sendable {
         let open: @Sendable () -> Void = { [self, answer, playback] in
             let file = OpenFile(itemID: itemID, fileNumber: 0, key: part.resource, size: size(of: part, itemID: itemID),
                                 path: byteSource.cacheFilePath(itemID: itemID, file: part.resource),
-                                baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback, readerClass: readerClass)
+                                baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback, readerClass: readerClass,
+                                playback: playback != nil && readerClass == .player ? reader.startPlayback(itemID: itemID, size: nil) : nil)
             reply.succeed(reader.register(file, answer: answer))
         }
         if size(of: part, itemID: itemID) != nil { return open() }
@@ -200,14 +201,17 @@ final class HLSFiles: Sendable {
     }
 
     /// Opens the one-file view of a cached stream.
-    func openJoined(item: TreeItem, file: FileInfo, reader: ItemReader) -> Result<FileInfo, Errno> {
+    func openJoined(item: TreeItem, file: FileInfo, reader: ItemReader, readerClass: ReaderClass) -> Result<FileInfo, Errno> {
         if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
         let itemID = item.id
         guard let joined = joinedFile(itemID: itemID) else { return .failure(.ioError) }
         var answer = file
-        answer.keepCache = true  // only listed while cached; an eviction invalidates it
+        // Only listed while cached; an eviction invalidates it. Not for a player, whose reads
+        // must reach the mount (docs/playback.md).
+        answer.keepCache = readerClass != .player
         let open = OpenFile(itemID: itemID, fileNumber: 0, key: TreeItemFile.joinedKey, size: joined.size, path: "",
-                            joined: joined, playbackOffset: 0)
+                            joined: joined, playbackOffset: 0, readerClass: readerClass,
+                            playback: readerClass == .player ? reader.startPlayback(itemID: itemID, size: joined.size) : nil)
         return .success(reader.register(open, answer: answer))
     }
 

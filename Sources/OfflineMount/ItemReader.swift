@@ -88,7 +88,8 @@ final class ItemReader: Sendable {
             size = Int64(item.size)
             let whole = item.state == .cached
                 || (item.size > 0 && byteSource.isWhole(itemID: item.id, file: entry.key, range: ByteRange(0, Int64(item.size))))
-            let unseenReadsAreFine = readsNeedNotBeSeen(item)
+            // A player's reads say where it is (docs/playback.md): they must reach the mount.
+            let unseenReadsAreFine = readerClass != .player && readsNeedNotBeSeen(item)
             let chosen = passthrough.open(itemID: item.id, whole: whole, mayPassThrough: unseenReadsAreFine,
                                           path: byteSource.cacheFilePath(itemID: item.id, file: entry.key))
             mode = chosen
@@ -112,7 +113,8 @@ final class ItemReader: Sendable {
             answer.directIO = size == nil
         }
         let open = OpenFile(itemID: item.id, fileNumber: fileNumber, key: entry.key, size: size,
-                            path: byteSource.cacheFilePath(itemID: item.id, file: entry.key), readerClass: readerClass)
+                            path: byteSource.cacheFilePath(itemID: item.id, file: entry.key), readerClass: readerClass,
+                            playback: entry.isMedia && readerClass == .player ? startPlayback(itemID: item.id, size: size) : nil)
         answer.handle = table.withLock { table in
             defer { table.nextHandle += 1 }
             table.files[table.nextHandle] = open
@@ -138,6 +140,11 @@ final class ItemReader: Sendable {
         guard item.licenceExpiresAt != nil else { return true }
         guard let licence = try? store.licence(itemID: item.id) else { return false }
         return !(licence.terms.kind == .rental && licence.terms.playDuration != nil && licence.firstPlayedAt == nil)
+    }
+
+    /// A player's playback of `itemID` (`PlaybackSession`).
+    func startPlayback(itemID: Int64, size: Int64?) -> PlaybackSession? {
+        byteSource.startPlayback(itemID: itemID, size: size)
     }
 
     /// Adds an open file made elsewhere (an HLS playlist, part or one-file view) to the table;
@@ -167,6 +174,7 @@ final class ItemReader: Sendable {
         if let closed, let mode { passthrough.close(itemID: closed.itemID, mode: mode) }
         // Its prefetches wait for nobody now; the engine stops what no one else wants.
         closed?.cancelPrefetches()
+        closed?.playback?.end()
         guard let closed, closed.fileNumber == 0 else { return }
         byteSource.readerClosed(itemID: closed.itemID)
         if evict { runEviction(closed.itemID) }
@@ -219,13 +227,10 @@ final class ItemReader: Sendable {
             reply.succeed(bytes: [])
             return
         }
-        // Only a player's reads are playback: a backup, `file` or a thumbnailer reading past the
-        // threshold must not start a rental's play clock.
-        if let playback = file.playbackOffset, file.readerClass == .player {
-            // The size sets the threshold (a tenth of a short clip); an HLS segment's offset is
-            // its place in the stream instead.
-            byteSource.noteRead(itemID: file.itemID, offset: playback + offset, length: end - offset,
-                                size: playback == 0 ? file.size : nil)
+        // Only a player's reads are playback: a backup, `file` or a thumbnailer must not start a
+        // rental's play clock or move a resume point.
+        if let playback = file.playback, let base = file.playbackOffset {
+            playback.read(offset: base + offset, length: end - offset)
         }
         if let memory = file.memory {
             reply.succeed(bytes: Array(memory[Int(offset)..<Int(end)]))

@@ -4,8 +4,9 @@ import OfflineFUSE
 /// restarts and the same item has one inode in every folder that lists it.
 ///
 /// Layout (64 bits):
-/// - 1: the root; 2–5: `sources`, `categories`, `state`, `recent`; 6–15: reserved for the
-///   root's hidden files (`HiddenFile`: 6 `.control`, 7 `.status`, 8 `.status.json`, 9 `.events`);
+/// - 1: the root; 2–5: `sources`, `categories`, `state`, `recent`; 6–9: the root's hidden
+///   files (`HiddenFile`: 6 `.control`, 7 `.status`, 8 `.status.json`, 9 `.events`); 10:
+///   `unwatched`; 11–15: reserved;
 ///   16 + n: `state/<n-th state>`.
 /// - `1 << 40 | id`: the folder of source `id`; `2 << 40 | id`: the folder of category `id`.
 /// - `1 << 56 | id << 8 | k`: file `k` of item `id` (0 the media, 1 the thumbnail, 2… the
@@ -21,7 +22,7 @@ import OfflineFUSE
 /// and the current tree, so `forget` has nothing to release.
 public enum NodeID: Hashable, Sendable {
     case root
-    case sources, categories, states, recent
+    case sources, categories, states, recent, unwatched
     /// `.control`, `.status`, `.status.json`, `.events` in the root.
     case hidden(HiddenFile)
     /// `state/<name>`, by index in `TreeSnapshot.stateFolders`.
@@ -56,6 +57,7 @@ public enum NodeID: Hashable, Sendable {
         case .categories: 3
         case .states: 4
         case .recent: 5
+        case .unwatched: 10
         case .hidden(let file): file.rawValue
         case .stateFolder(let index): 16 + UInt64(index)
         case .source(let id): Self.sourceTag | (UInt64(bitPattern: id) & Self.idMask)
@@ -78,6 +80,7 @@ public enum NodeID: Hashable, Sendable {
         case 3: self = .categories
         case 4: self = .states
         case 5: self = .recent
+        case 10: self = .unwatched
         case 6..<16:
             guard let file = HiddenFile(rawValue: inode) else { return nil }
             self = .hidden(file)
@@ -100,12 +103,13 @@ public enum NodeID: Hashable, Sendable {
 }
 
 /// A folder that can hold HLS items, as the 24-bit code in its `.hls` inodes: a source or
-/// category folder (ids below 2²²), a `state/` folder, or `recent/`.
+/// category folder (ids below 2²²), a `state/` folder, `recent/` or `unwatched/`.
 public enum HLSParent: Hashable, Sendable {
     case source(Int64)
     case category(Int64)
     case stateFolder(Int)
     case recent
+    case unwatched
 
     static let idLimit: Int64 = 1 << 22
 
@@ -116,6 +120,7 @@ public enum HLSParent: Hashable, Sendable {
         case .category(let id)? where id < Self.idLimit: self = .category(id)
         case .stateFolder(let index)?: self = .stateFolder(index)
         case .recent?: self = .recent
+        case .unwatched?: self = .unwatched
         default: return nil
         }
     }
@@ -125,7 +130,12 @@ public enum HLSParent: Hashable, Sendable {
         switch code >> 22 {
         case 1: self = .source(id)
         case 2: self = .category(id)
-        case 3: self = id == 0x3f_ffff ? .recent : .stateFolder(Int(id))
+        case 3:
+            switch id {
+            case 0x3f_ffff: self = .recent
+            case 0x3f_fffe: self = .unwatched
+            default: self = .stateFolder(Int(id))
+            }
         default: return nil
         }
     }
@@ -136,6 +146,7 @@ public enum HLSParent: Hashable, Sendable {
         case .category(let id): 2 << 22 | UInt32(id)
         case .stateFolder(let index): 3 << 22 | UInt32(index)
         case .recent: 3 << 22 | 0x3f_ffff
+        case .unwatched: 3 << 22 | 0x3f_fffe
         }
     }
 
@@ -146,6 +157,7 @@ public enum HLSParent: Hashable, Sendable {
         case .category(let id): NodeID.category(id).inode
         case .stateFolder(let index): NodeID.stateFolder(index).inode
         case .recent: NodeID.recent.inode
+        case .unwatched: NodeID.unwatched.inode
         }
     }
 }

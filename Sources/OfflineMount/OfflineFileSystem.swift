@@ -18,7 +18,8 @@ import Synchronization
 ///   and creating files (`create`, `mknod`): the data of the mount is the engine's.
 /// - `EPERM`: changing the namespace or metadata — `rename`, `mkdir`, `rmdir`, `link`,
 ///   `symlink`, `chmod`, `chown`, `utimens`, `setxattr` of anything but the two toggles
-///   (`user.offline.download` on items, `user.offline.subscribed` on source folders), and
+///   (`user.offline.download` on items, `user.offline.subscribed` on source folders) and the
+///   play state (`user.offline.position`, `user.offline.watched` on items), and
 ///   `rm` of a thumbnail or subtitle.
 /// - `rm` of an item's media file evicts its cached bytes; the item stays listed.
 /// - The root's hidden files (`FileSystem+HiddenFiles.swift`): only `.control` is writable.
@@ -400,10 +401,10 @@ public final class OfflineFileSystem: FileSystemOperations {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
         }
         if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
-        if item.files[number].key == TreeItemFile.joinedKey {
-            return hls.openJoined(item: item, file: file, reader: reader).map { OpenAnswer(file: $0) }
-        }
         let (program, readerClass) = classifier.classify(threadID: threadID)
+        if item.files[number].key == TreeItemFile.joinedKey {
+            return hls.openJoined(item: item, file: file, reader: reader, readerClass: readerClass).map { OpenAnswer(file: $0) }
+        }
         if readerClass != .other { logger.debug("\(program) opens item \(item.id) as a \(readerClass.rawValue)") }
         return reader.open(item: item, fileNumber: number, file: file, readerClass: readerClass)
     }

@@ -23,12 +23,14 @@ final class OpenFile: Sendable {
     let memory: [UInt8]?
     /// A fully cached HLS stream read as one file (its pieces are other cache files).
     let joined: HLSJoinedFile?
-    /// Offset of this file's byte 0 in the item's media, for the licence play clock (`noteRead`);
-    /// nil: reads of it are not playback (thumbnails, subtitles, keys, playlists).
+    /// Offset of this file's byte 0 in the item's media, for `playback`; nil: reads of it are
+    /// not playback (thumbnails, subtitles, keys, playlists).
     let playbackOffset: Int64?
     /// Who opened it: a scanner gets no read-ahead (it reads pieces, and should fetch no more);
     /// only a player's reads are playback.
     let readerClass: ReaderClass
+    /// A player's open of the media: told every read, ended at the last close.
+    let playback: PlaybackSession?
 
     private struct Pattern {
         var nextOffset: Int64 = -1
@@ -50,8 +52,9 @@ final class OpenFile: Sendable {
 
     init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String, baseOffset: Int64 = 0,
          memory: [UInt8]? = nil, joined: HLSJoinedFile? = nil, playbackOffset: Int64? = nil,
-         readerClass: ReaderClass = .other) {
+         readerClass: ReaderClass = .other, playback: PlaybackSession? = nil) {
         self.itemID = itemID
+        self.playback = playback
         self.readerClass = readerClass
         self.fileNumber = fileNumber
         self.key = key

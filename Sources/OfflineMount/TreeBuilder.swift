@@ -19,6 +19,7 @@ public struct TreeBuilder {
     /// Slots of `state/<name>`, in `TreeSnapshot.stateFolders` order.
     private var stateSlots: [Int] = []
     private var recentSlot = 0
+    private var unwatchedSlot = 0
     private var items = TreeItems()
     /// The tree this one replaces: an unchanged media name is shared with it, not made again.
     private let previous: TreeItems?
@@ -35,10 +36,12 @@ public struct TreeBuilder {
         self.folderTime = folderTime
         self.recentCutoff = recentCutoff
         let root = addFolder(NodeID.root.inode, parent: NodeID.root.inode)
-        for (name, node) in [("sources", NodeID.sources), ("categories", .categories), ("state", .states), ("recent", .recent)] {
+        for (name, node) in [("sources", NodeID.sources), ("categories", .categories), ("state", .states), ("recent", .recent),
+                             ("unwatched", .unwatched)] {
             folders[root].add(TreeChild(name: FileName(name), inode: node.inode, isDirectory: true))
             let slot = addFolder(node.inode, parent: NodeID.root.inode)
             if node == .recent { recentSlot = slot }
+            if node == .unwatched { unwatchedSlot = slot }
         }
         for file in HiddenFile.allCases {
             folders[root].add(TreeChild(name: FileName(file.name), inode: file.inode, isDirectory: false))
@@ -192,6 +195,7 @@ public struct TreeBuilder {
         }
         if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) { slots.append(stateSlots[index]) }
         if item.state == .cached, let downloaded = item.downloadedAt, downloaded >= recentCutoff { slots.append(recentSlot) }
+        if item.state == .cached, !item.watched { slots.append(unwatchedSlot) }
         for slot in slots { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
 
         // The publish time, which no download or state change moves: a second backup of an

@@ -4,11 +4,14 @@ import OfflineFUSE
 import OfflineStore
 
 /// The extended attributes of DESIGN §2 as name → value tables (pure functions of store
-/// rows), and the two toggles as library commands. Attributes with no value (no error, never
+/// rows), and the writable ones as library commands. Attributes with no value (no error, never
 /// downloaded, no MIME type) are left out, so reading them gives `ENODATA` like any unknown name.
 public enum Xattrs {
     public static let download = "user.offline.download"
     public static let subscribed = "user.offline.subscribed"
+    /// The resume point in seconds, and the watched mark: both writable (docs/playback.md).
+    public static let position = "user.offline.position"
+    public static let watched = "user.offline.watched"
 
     /// Whether `name` can be one of ours (the rest is `ENODATA` without reading the store).
     public static func isOurs(_ name: String) -> Bool {
@@ -36,6 +39,9 @@ public enum Xattrs {
         ]
         if let downloaded = item.downloadedAt { list.append(("user.offline.downloaded-at", downloaded.formatted(.iso8601))) }
         list.append(("user.offline.locked", item.locked ? "1" : "0"))
+        list.append((position, secondsText(item.position ?? 0)))
+        list.append((watched, item.watched ? "1" : "0"))
+        if let played = item.lastPlayedAt { list.append(("user.offline.last-played", played.formatted(.iso8601))) }
         list.append((download, wish(item)))
         if let url = item.mediaURL { list.append(("user.xdg.origin.url", url)) }
         if let mime = item.mimeType { list.append(("user.mime_type", mime)) }
@@ -95,6 +101,27 @@ public enum Xattrs {
             }
         default:
             return .failure(.invalidArgument)
+        }
+    }
+
+    /// Seconds as `user.offline.position` shows them: whole, or to a tenth.
+    static func secondsText(_ seconds: Double) -> String {
+        let tenths = (seconds * 10).rounded() / 10
+        return tenths == tenths.rounded() ? String(Int64(tenths)) : String(format: "%.1f", tenths)
+    }
+
+    /// The command a write of `user.offline.position` (seconds) or `user.offline.watched`
+    /// (`1`/`0`) asks for.
+    public static func playStateWrite(_ name: String, _ value: [UInt8], itemID: Int64) -> Result<[LibraryCommand], Errno> {
+        let text = toggleValue(value)
+        if name == position {
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return .failure(.invalidArgument) }
+            return .success([.setPosition(item: String(itemID), seconds: seconds)])
+        }
+        switch text {
+        case "1": return .success([.setWatched(item: String(itemID), true)])
+        case "0": return .success([.setWatched(item: String(itemID), false)])
+        default: return .failure(.invalidArgument)
         }
     }
 

@@ -66,6 +66,14 @@ public struct Item: Sendable, Codable, Hashable, Identifiable {
     public var partialSeconds: Double?
     /// The thumbnail's bytes, from the catalog or a HEAD at sync; nil when unknown.
     public var thumbnailSize: Int64? = nil
+    /// The resume point, in seconds (nil: never set; 0 once watched).
+    public var position: Double? = nil
+    /// When it was last marked watched (nil: not watched).
+    public var watchedAt: Date? = nil
+    /// When a playback of it last ended, or `played` was last said of it.
+    public var lastPlayedAt: Date? = nil
+
+    public var watched: Bool { watchedAt != nil }
 
     /// Fraction of the media present, 0…1 (0 when the size is unknown).
     public var progress: Double {

@@ -24,6 +24,10 @@ public struct ItemOutline: Sendable, Hashable {
     public var subtitles: [SubtitleTrack]
     /// Its categories (ids of `LibraryStore.categories()`), in no particular order.
     public var categoryIDs: [Int64]
+    /// Marked watched (`Item.watchedAt`): not in `unwatched/`.
+    public var watched: Bool = false
+    /// When a playback last ended (`Item.lastPlayedAt`): the media's access time.
+    public var lastPlayedAt: Date? = nil
 
     public init(id: Int64, sourceID: Int64, fileName: String, type: ItemType, state: ItemState, size: Int64?,
                 bytesPresent: Int64, publishedAt: Date?, downloadedAt: Date?, addedAt: Date, hasThumbnail: Bool,
@@ -51,5 +55,7 @@ public struct ItemOutline: Sendable, Hashable {
                   size: item.size, bytesPresent: item.bytesPresent, publishedAt: item.publishedAt,
                   downloadedAt: item.downloadedAt, addedAt: item.addedAt, hasThumbnail: item.thumbnailURL != nil,
                   thumbnailSize: item.thumbnailSize, subtitles: item.subtitles, categoryIDs: categoryIDs)
+        watched = item.watched
+        lastPlayedAt = item.lastPlayedAt
     }
 }

@@ -52,19 +52,23 @@ extension LibraryStore {
             }
             try SQLiteColumns.forEachRow(db, sql: """
                 SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
-                       item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL, item.thumbnailSize
+                       item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL, item.thumbnailSize,
+                       item.watchedAt IS NOT NULL, item.lastPlayedAt
                 FROM item JOIN source ON source.id = item.sourceID
                 WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL
                 ORDER BY source.name, item.title, item.id
                 """) { row in
                 let id = row.int64(0)
-                try body(ItemOutline(
+                var outline = ItemOutline(
                     id: id, sourceID: row.int64(1), fileName: row.text(2) ?? "",
                     type: row.value(3, spelledIn: types) ?? .file, state: row.value(4, spelledIn: states) ?? .failed,
                     size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
                     downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
                     hasThumbnail: row.bool(10), thumbnailSize: row.optionalInt64(11), subtitles: subtitles[id] ?? [],
-                    categoryIDs: categoryIDs[id] ?? []))
+                    categoryIDs: categoryIDs[id] ?? [])
+                outline.watched = row.bool(12)
+                outline.lastPlayedAt = row.date(13)
+                try body(outline)
             }
         }
     }

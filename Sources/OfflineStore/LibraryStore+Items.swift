@@ -37,7 +37,7 @@ extension LibraryStore {
             let paths = try Self.categoryPathsByItem(db, categories: categories, itemIDs: rows.count < 500 ? rows.map { $0[0] } : nil)
             return rows.map { row in
                 let item = Item(row: row)
-                return ItemListing(item: item, sourceName: row[29], categoryPaths: paths[item.id] ?? [])
+                return ItemListing(item: item, sourceName: row[Item.columnCount], categoryPaths: paths[item.id] ?? [])
             }
         }
     }

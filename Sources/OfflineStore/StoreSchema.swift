@@ -14,6 +14,7 @@ enum StoreSchema {
         migrator.registerMigration("v4", migrate: v4)
         migrator.registerMigration("v5", migrate: v5)
         migrator.registerMigration("v6", migrate: v6)
+        migrator.registerMigration("v7", migrate: v7)
         return migrator
     }
 
@@ -206,5 +207,19 @@ enum StoreSchema {
     /// subtitle file it takes for one being written.
     private static func v6(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE item ADD COLUMN thumbnailSize INTEGER CHECK (thumbnailSize >= 0)")
+    }
+
+    /// v7: what was played (DESIGN §1 as amended in docs/playback.md): the resume point,
+    /// when the item was watched (NULL: not watched; `delete-watched-after` counts from it),
+    /// the last playback, and the last explicit mark (a command or an xattr write), which
+    /// wins over the reads of a playback that began before it.
+    private static func v7(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE item ADD COLUMN position REAL CHECK (position >= 0);
+            ALTER TABLE item ADD COLUMN watchedAt REAL;
+            ALTER TABLE item ADD COLUMN lastPlayedAt REAL;
+            ALTER TABLE item ADD COLUMN playMarkedAt REAL;
+            CREATE INDEX item_watchedAt ON item(watchedAt) WHERE watchedAt IS NOT NULL;
+            """)
     }
 }

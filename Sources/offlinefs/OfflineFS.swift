@@ -18,7 +18,8 @@ struct OfflineFS: ParsableCommand {
             SourceCommand.self, SyncCommand.self, ListCommand.self,
             SetCommand.self, GetCommand.self, DownloadCommand.self,
             PauseCommand.self, ResumeCommand.self, CancelCommand.self, DeleteCommand.self,
-            EvictCommand.self, LockCommand.self, UnlockCommand.self, RenewCommand.self, AcquireCommand.self, StatusCommand.self,
+            EvictCommand.self, LockCommand.self, UnlockCommand.self, RenewCommand.self, AcquireCommand.self,
+            PlayedCommand.self, WatchedCommand.self, UnwatchedCommand.self, StatusCommand.self,
             MountCommand.self, UnmountCommand.self, DemoCommand.self, MountHelperCommand.self,
         ]
     )

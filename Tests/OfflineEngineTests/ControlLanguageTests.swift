@@ -29,6 +29,12 @@ struct ControlLanguageTests {
         ("renew x", .renew(item: "x")),
         ("acquire sources/acme/Film [f-1].mp4", .acquire(item: "sources/acme/Film [f-1].mp4")),
         ("pause quality=high", .pause(item: "quality=high")),
+        ("played sources/acme/Launch Day [ep-001].mp4", .played(item: "sources/acme/Launch Day [ep-001].mp4")),
+        ("played acme/ep-001 0 1800.5", .played(item: "acme/ep-001", span: PlayedSpan(start: 0, end: 1800.5))),
+        ("played \"Episode 12\"", .played(item: "Episode 12")),
+        ("watched 42", .setWatched(item: "42", true)),
+        ("unwatched sources/acme/A b.mp4", .setWatched(item: "sources/acme/A b.mp4", false)),
+        ("position sources/acme/A b.mp4 42", .setPosition(item: "sources/acme/A b.mp4", seconds: 42)),
         ("sync", .sync(source: nil)),
         ("sync acme", .sync(source: "acme")),
         ("source add acme https://example.com/feed.json", .addSource(name: "acme", feedURL: "https://example.com/feed.json")),
@@ -75,6 +81,12 @@ struct ControlLanguageTests {
         ("set cache-limit", "usage: set <policy> <value>"),
         ("set", "usage: set <policy> <value>"),
         ("download a\u{1}b", "control character U+1"),
+        ("played x 10", "usage: played <item> [<start-seconds> <end-seconds>]"),
+        ("played x 30 10", "the start (30) is after the end (10)"),
+        ("played \"x\" soon 10", "'soon' is not a number"),
+        ("position x", "usage: position <item> <seconds>"),
+        ("position x -5", "usage: position <item> <seconds>"),
+        ("watched", "usage: watched <item>"),
     ]
 
     @Test(arguments: bad)
@@ -119,6 +131,9 @@ struct ControlLanguageTests {
         .evict(item: "back\\slash"),
         .evict(item: "a show all", sideFiles: false),
         .evict(item: "a show all", sideFiles: true),
+        .played(item: "Episode 12"),
+        .played(item: "Episode 12", span: PlayedSpan(start: 1.5, end: 3)),
+        .setPosition(item: "part 2", seconds: 0.25),
         .sync(source: "two words"),
         .addSource(name: "a b", feedURL: "https://example.com/a b"),
         .setPolicy(name: "download-window", value: " padded "),
@@ -141,7 +156,8 @@ struct ControlLanguageTests {
     }
 
     @Test func theReferenceNamesEveryCommand() {
-        for verb in ["download", "pause", "resume", "cancel", "delete", "evict", "lock", "unlock", "renew", "acquire", "sync",
+        for verb in ["download", "pause", "resume", "cancel", "delete", "evict", "lock", "unlock", "renew", "acquire", "played", "watched",
+                     "unwatched", "position", "sync",
                      "source add", "source remove", "subscribe", "unsubscribe", "set"] {
             #expect(ControlLanguage.reference.contains(verb + " "), "\(verb)")
         }

@@ -73,11 +73,12 @@ import Testing
         let acquired = f.clock.now()
         // A header read (a thumbnailer) does not start the play clock
         f.advance(100)
-        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 0, length: 65_536, size: 3 << 20)
+        let playback = try #require(f.engine.transfers.fetcher.startPlayback(itemID: item.id, size: 3 << 20))
+        playback.read(offset: 0, length: 65_536)
         f.engine.licences.drain()
         #expect(try f.store.licence(itemID: item.id)?.firstPlayedAt == nil)
         // A read past the first 2 MiB does: the earlier of the two clocks wins
-        f.engine.transfers.fetcher.noteRead(itemID: item.id, offset: 2 << 20, length: 4096, size: 3 << 20)
+        playback.read(offset: 2 << 20, length: 4096)
         f.engine.licences.drain()
         let played = try #require(try f.store.licence(itemID: item.id))
         #expect(played.firstPlayedAt == acquired.addingTimeInterval(100))

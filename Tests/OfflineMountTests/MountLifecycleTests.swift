@@ -24,7 +24,7 @@ struct MountLifecycleTests {
             }
             // When / Then: the fixed folders
             let root = try ls("")
-            #expect(root.names == ["sources", "categories", "state", "recent"])
+            #expect(root.names == ["sources", "categories", "state", "recent", "unwatched"])
             #expect(root.lines.values.allSatisfy { $0.mode == "drwxr-xr-x" && $0.uid == uid })
             #expect(try ls("sources").names == ["acme", "beta"])
             #expect(try ls("state").names == ["queued", "downloading", "idle", "paused", "cached", "partially-cached", "failed"])

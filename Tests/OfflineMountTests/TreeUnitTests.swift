@@ -44,7 +44,8 @@ struct TreeUnitTests {
         #expect(NodeID(inode: 0) == nil)
         #expect(NodeID(inode: 6) == .hidden(.control))
         #expect(NodeID(inode: 9) == .hidden(.events))
-        #expect(NodeID(inode: 10) == nil)  // reserved for more hidden files
+        #expect(NodeID(inode: 10) == .unwatched)
+        #expect(NodeID(inode: 11) == nil)  // reserved
     }
 
     @Test func builderPlacesItemsInEveryFolderTheyBelongTo() throws {
@@ -68,14 +69,17 @@ struct TreeUnitTests {
         #expect(names(.category(11)) == ["A [1].mp4"])
         #expect(names(.stateFolder(TreeSnapshot.stateFolders.firstIndex(of: .cached)!)) == ["A [1].mp4"])
         #expect(names(.recent) == ["A [1].mp4"])
+        // Cached and not watched.
+        #expect(names(.unwatched) == ["A [1].mp4"])
         #expect(tree.items[104] == nil)
         let attributes = try #require(tree.attributes(NodeID.itemFile(itemID: 100, file: 0).inode))
         #expect(attributes.uid == 7 && attributes.gid == 8 && attributes.mode == UInt32(S_IFREG) | 0o644)
         // Its publish time, not its download time: a download moves nothing a backup compares.
         #expect(attributes.modificationTime == Timestamp(seconds: 1_000))
         #expect(attributes.changeTime == attributes.modificationTime)
-        // One link per folder that lists it: its source, news/local, state/cached and recent/.
-        #expect(attributes.linkCount == 4)
+        // One link per folder that lists it: its source, news/local, state/cached, recent/ and
+        // unwatched/.
+        #expect(attributes.linkCount == 5)
         #expect(tree.attributes(NodeID.itemFile(itemID: 101, file: 0).inode)?.linkCount == 3)
     }
 

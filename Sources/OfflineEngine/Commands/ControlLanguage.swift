@@ -65,6 +65,18 @@ public enum ControlLanguage {
         case "unlock": return .unlock(item: try reference(rest, verb: verb))
         case "renew": return .renew(item: try reference(rest, verb: verb))
         case "acquire": return .acquire(item: try reference(rest, verb: verb))
+        case "played":
+            let (item, numbers) = try referenceAndNumbers(rest, verb: verb, counts: [0, 2], usage: "played <item> [<start-seconds> <end-seconds>]")
+            guard numbers.count == 2 else { return .played(item: item) }
+            guard numbers[0] <= numbers[1] else {
+                throw ParseError("played: the start (\(formatNumber(numbers[0]))) is after the end (\(formatNumber(numbers[1])))")
+            }
+            return .played(item: item, span: PlayedSpan(start: numbers[0], end: numbers[1]))
+        case "watched": return .setWatched(item: try reference(rest, verb: verb), true)
+        case "unwatched": return .setWatched(item: try reference(rest, verb: verb), false)
+        case "position":
+            let (item, numbers) = try referenceAndNumbers(rest, verb: verb, counts: [1], usage: "position <item> <seconds>")
+            return .setPosition(item: item, seconds: numbers[0])
         case "sync":
             let words = try arguments(rest, verb: verb, count: 0...1, usage: "sync [<source>]")
             return .sync(source: words.first)
@@ -118,6 +130,13 @@ public enum ControlLanguage {
         case .unlock(let item): return "unlock " + formatReference(item)
         case .renew(let item): return "renew " + formatReference(item)
         case .acquire(let item): return "acquire " + formatReference(item)
+        case .played(let item, let span):
+            guard let span else { return "played " + formatReference(item, verb: "played", hasOptions: false) }
+            return "played " + formatReference(item, verb: "played", hasOptions: true)
+                + " \(formatNumber(span.start)) \(formatNumber(span.end))"
+        case .setWatched(let item, let watched): return (watched ? "watched " : "unwatched ") + formatReference(item)
+        case .setPosition(let item, let seconds):
+            return "position " + formatReference(item, verb: "position", hasOptions: true) + " " + formatNumber(seconds)
         case .sync(let source): return source.map { "sync " + formatWord($0) } ?? "sync"
         case .addSource(let name, let url): return "source add \(formatWord(name)) \(formatWord(url))"
         case .removeSource(let name): return "source remove " + formatWord(name)
@@ -145,6 +164,8 @@ public enum ControlLanguage {
           evict <item> [all]    media files (all: thumbnail and subtitles too); stays listed
           lock <item>           unlock <item>          renew <item>
           acquire <item>        the licence now, without downloading
+          played <item> [<start-seconds> <end-seconds>]  a playback (no span: played through)
+          watched <item>        unwatched <item>       position <item> <seconds>
           sync [<source>]
           source add <name> <feed-url>                 source remove <name>
           subscribe <source>    unsubscribe <source>
@@ -178,7 +199,7 @@ public enum ControlLanguage {
             while !rest.isEmpty { options.append(String(rest.takeWord())) }
             return (item, options)
         }
-        guard verb == "download" || verb == "evict" else { return (String(rest), []) }
+        guard ["download", "evict", "played", "position"].contains(verb) else { return (String(rest), []) }
         var options: [String] = []
         while let space = rest.lastIndex(where: { $0 == " " || $0 == "\t" }) {
             let word = rest[rest.index(after: space)...]
@@ -189,8 +210,29 @@ public enum ControlLanguage {
         return (String(rest), options)
     }
 
+    /// The reference and the trailing numbers (seconds) of `played` and `position`; `counts`:
+    /// how many numbers the verb takes. A quoted reference ends where its quote does.
+    private static func referenceAndNumbers(_ rest: Substring, verb: String, counts: Set<Int>,
+                                            usage: String) throws(ParseError) -> (String, [Double]) {
+        let (item, words) = try referenceAndOptions(rest, verb: verb)
+        var numbers: [Double] = []
+        for word in words {
+            guard let number = seconds(word) else { throw ParseError("\(verb): '\(word.prefix(40))' is not a number of seconds (usage: \(usage))") }
+            numbers.append(number)
+        }
+        guard counts.contains(numbers.count) else { throw ParseError("usage: \(usage)") }
+        return (item, numbers)
+    }
+
+    /// A number of seconds: a finite, non-negative decimal.
+    private static func seconds(_ word: some StringProtocol) -> Double? {
+        guard let number = Double(word), number.isFinite, number >= 0 else { return nil }
+        return number
+    }
+
     private static func isOption(_ word: Substring, verb: String) -> Bool {
-        verb == "evict" ? word == "all" : word.hasPrefix("quality=") || word.hasPrefix("partial=")
+        if verb == "played" || verb == "position" { return seconds(word) != nil }
+        return verb == "evict" ? word == "all" : word.hasPrefix("quality=") || word.hasPrefix("partial=")
     }
 
     private static func downloadOptions(_ words: [String]) throws(ParseError) -> DownloadOptions {
@@ -237,7 +279,7 @@ public enum ControlLanguage {
     private static func formatReference(_ item: String, verb: String = "download", hasOptions: Bool = false) -> String {
         var needsQuotes = item.isEmpty || item.trimmingBlanksString() != item || item.hasPrefix("\"") || item.hasPrefix("'")
             || item.hasPrefix("#") || item.contains(where: \.isLineBreakOrControl)
-        if hasOptions || verb == "evict", let space = item.lastIndex(where: { $0 == " " || $0 == "\t" }),
+        if hasOptions || verb == "evict" || verb == "played", let space = item.lastIndex(where: { $0 == " " || $0 == "\t" }),
            isOption(item[item.index(after: space)...], verb: verb) {
             needsQuotes = true
         }

@@ -20,12 +20,31 @@ public enum LibraryCommand: Sendable, Equatable {
     /// Acquires the licence now (renews one already acquired), without downloading: a rental
     /// fetched before a trip, its clock started at once.
     case acquire(item: String)
+    /// A playback happened (docs/playback.md). Without `span`: played through, so watched. With
+    /// one: played from `start` to `end` seconds; the resume point is `end`, and the item is
+    /// watched when `end` reaches `PlayRule.watchedFrom`.
+    case played(item: String, span: PlayedSpan? = nil)
+    /// Sets (`true`) or clears the watched mark by hand; set, the resume point goes to 0.
+    case setWatched(item: String, Bool)
+    /// Sets the resume point by hand, in seconds.
+    case setPosition(item: String, seconds: Double)
     case sync(source: String?)
     case addSource(name: String, feedURL: String)
     case removeSource(name: String)
     case subscribe(source: String)
     case unsubscribe(source: String)
     case setPolicy(name: String, value: String)
+}
+
+/// The seconds of an item a `played` command says were played.
+public struct PlayedSpan: Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+
+    public init(start: Double, end: Double) {
+        self.start = start
+        self.end = end
+    }
 }
 
 /// Options of `download`.

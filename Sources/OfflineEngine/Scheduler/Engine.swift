@@ -11,6 +11,8 @@ public final class Engine: Sendable {
     public let lock: EngineLock
     public let transfers: TransferEngine
     public let licences: Licences
+    /// Resume points and watched marks from players' reads.
+    public let playback: PlayTracker
     public let scheduler: Scheduler
     public let clock: any EngineClock
     /// Deletes and evictions waiting for the item's last reader to close (as unlink waits).
@@ -29,10 +31,9 @@ public final class Engine: Sendable {
         licences = Licences(store: library.store, client: library.client, clock: clock)
         scheduler = Scheduler(store: library.store, transfers: transfers, licences: licences, client: library.client,
                               syncSettings: library.syncSettings, clock: clock, configuration: configuration)
-        let licences = licences, scheduler = scheduler
-        transfers.fetcher.onRead { itemID, offset, length, size in
-            licences.noteRead(itemID: itemID, offset: offset, length: length, size: size)
-        }
+        playback = PlayTracker(store: library.store, licences: licences, clock: clock)
+        let scheduler = scheduler, playback = playback
+        transfers.fetcher.onPlayback { itemID, size in playback.start(itemID: itemID, size: size) }
         licences.onChange { _ in scheduler.poke() }
         transfers.fetcher.onLastReaderClosed { [weak self] itemID in self?.lastReaderClosed(itemID) }
     }
@@ -50,6 +51,7 @@ public final class Engine: Sendable {
     /// Stops the scheduler and every transfer; interrupted downloads stay `queued`.
     public func stop() {
         scheduler.stop()
+        playback.drain()
         licences.drain()
         transfers.shutdown()
     }

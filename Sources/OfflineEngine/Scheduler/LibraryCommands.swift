@@ -42,6 +42,15 @@ public struct LibraryCommands: CommandPerformer {
             return "\(name(item)): unlocked"
         case .renew(let reference): return try renew(resolve(reference))
         case .acquire(let reference): return try renew(resolve(reference), done: "licence acquired")
+        case .played(let reference, let span): return try played(resolve(reference), span)
+        case .setWatched(let reference, let watched):
+            let item = try resolve(reference)
+            try store.markPlayState(itemID: item.id, watched: watched, at: now)
+            return "\(name(item)): " + (watched ? "watched" : "not watched")
+        case .setPosition(let reference, let seconds):
+            let item = try resolve(reference)
+            try store.markPlayState(itemID: item.id, position: seconds, at: now)
+            return "\(name(item)): resume at \(PlayRule.clockText(seconds))"
         case .sync(let source): return try sync(source)
         case .addSource(let name, let url):
             try library.addSource(name: name, feedURL: url)
@@ -96,6 +105,20 @@ public struct LibraryCommands: CommandPerformer {
             try store.setState(itemID: item.id, state: item.mediaURL == nil ? .metadataPending : .queued)
             return "\(name(item)): queued" + (engine == nil ? " (an engine downloads it: offlinefs download --wait, or a mount)" : "")
         }
+    }
+
+    private var now: Date { engine?.clock.now() ?? Date() }
+
+    /// `played`: through (watched), or a span whose end is the resume point and watches the
+    /// item once it reaches `PlayRule.watchedFrom`.
+    private func played(_ item: Item, _ span: PlayedSpan?) throws -> String {
+        guard let span else {
+            try store.markPlayState(itemID: item.id, watched: true, played: true, at: now)
+            return "\(name(item)): played, watched"
+        }
+        let watched = PlayRule.isWatched(reached: span.end, duration: item.duration)
+        try store.markPlayState(itemID: item.id, position: span.end, watched: watched ? true : nil, played: true, at: now)
+        return "\(name(item)): played to \(PlayRule.clockText(span.end))" + (watched ? ", watched" : "")
     }
 
     private func idSuffix(_ item: Item) -> String { " [id \(item.id)]" }

@@ -141,10 +141,11 @@ public protocol ItemByteSource: Sendable {
     func readerOpened(itemID: Int64)
     func readerClosed(itemID: Int64)
 
-    /// A player read `[offset, offset + length)` of the item's media, `size` bytes in all when
-    /// known (called for every read, so implementations keep it to memory): the first read
-    /// past `LicenceClock.playbackThreshold(size:)` starts a rental's play-duration clock.
-    func noteRead(itemID: Int64, offset: Int64, length: Int64, size: Int64?)
+    /// A player opened the item's media (`size` bytes; nil for a piece of an HLS stream): the
+    /// session it returns is told the player's reads and ended at the last close. Its reads
+    /// start a rental's play clock and set the resume point (docs/playback.md). Nil: nobody
+    /// tracks playback.
+    func startPlayback(itemID: Int64, size: Int64?) -> PlaybackSession?
 }
 
 extension ItemByteSource {
@@ -159,7 +160,7 @@ extension ItemByteSource {
                       completion: completion)
     }
 
-    public func noteRead(itemID: Int64, offset: Int64, length: Int64, size: Int64?) {}
+    public func startPlayback(itemID: Int64, size: Int64?) -> PlaybackSession? { nil }
 
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {}
 

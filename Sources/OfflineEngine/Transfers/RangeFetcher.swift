@@ -43,7 +43,7 @@ public final class RangeFetcher: ItemByteSource {
     private let files: Mutex<CachedFileTable>
     private let readers = Mutex(Readers())
     private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
-    private let readHandlers = Mutex<[@Sendable (Int64, Int64, Int64, Int64?) -> Void]>([])
+    private let playbackStarter = Mutex<(@Sendable (_ itemID: Int64, _ size: Int64?) -> PlaybackSession)?>(nil)
     private let closeHandlers = Mutex<[@Sendable (Int64) -> Void]>([])
 
     /// Who has which item open.
@@ -233,15 +233,13 @@ public final class RangeFetcher: ItemByteSource {
         if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
     }
 
-    public func noteRead(itemID: Int64, offset: Int64, length: Int64, size: Int64?) {
-        for handler in readHandlers.withLock({ $0 }) { handler(itemID, offset, length, size) }
+    public func startPlayback(itemID: Int64, size: Int64?) -> PlaybackSession? {
+        playbackStarter.withLock { $0 }?(itemID, size)
     }
 
-    /// Calls `handler` on every media read a front end reports (the licence play clock).
-    /// Runs on the reader's thread: it must be fast and never block.
-    public func onRead(_ handler: @escaping @Sendable (_ itemID: Int64, _ offset: Int64, _ length: Int64,
-                                                       _ size: Int64?) -> Void) {
-        readHandlers.withLock { $0.append(handler) }
+    /// Makes the sessions `startPlayback` gives (the engine's `PlayTracker`).
+    public func onPlayback(_ start: @escaping @Sendable (_ itemID: Int64, _ size: Int64?) -> PlaybackSession) {
+        playbackStarter.withLock { $0 = start }
     }
 
     /// Calls `handler` when the last reader of an item closes it (a delete waiting for it).

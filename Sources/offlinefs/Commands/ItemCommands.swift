@@ -89,3 +89,46 @@ struct AcquireCommand: ItemCommand {
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
 }
+
+struct WatchedCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "watched", abstract: "Mark items watched (their resume points go to 0).",
+                                                    discussion: "Example: offlinefs watched acme/ep-001")
+    func command(_ reference: String) -> LibraryCommand { .setWatched(item: reference, true) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+struct UnwatchedCommand: ItemCommand {
+    static let configuration = CommandConfiguration(commandName: "unwatched", abstract: "Clear items' watched marks.",
+                                                    discussion: "Example: offlinefs unwatched acme/ep-001")
+    func command(_ reference: String) -> LibraryCommand { .setWatched(item: reference, false) }
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: referenceHelp) var references: [String]
+}
+
+/// `played <ref> [<start> <end>]`: one item, and the seconds played.
+struct PlayedCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "played", abstract: "Record a playback: played through (watched), or from one second to another.",
+        discussion: """
+            With a span, the end is the resume point (user.offline.position), and the item is watched
+            once the end reaches 90 % of its duration or its last 60 seconds.
+            Examples: offlinefs played acme/ep-001
+                      offlinefs played acme/ep-001 0 1800
+            """)
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: "The item: an item id, source/content-id, or a path in the mount.") var reference: String
+    @Argument(help: "Start and end of what was played, in seconds.") var span: [Double] = []
+
+    func validate() throws {
+        guard span.isEmpty || span.count == 2 else { throw ValidationError("give both the start and the end second, or neither") }
+        guard span.allSatisfy({ $0.isFinite && $0 >= 0 }) else { throw ValidationError("seconds are numbers from 0 on") }
+        if span.count == 2, span[0] > span[1] { throw ValidationError("the start (\(span[0])) is after the end (\(span[1]))") }
+    }
+
+    func run() throws {
+        let library = try options.open()
+        let played = span.count == 2 ? PlayedSpan(start: span[0], end: span[1]) : nil
+        _ = try CommandRouting.perform([.played(item: reference, span: played)], library: library)
+    }
+}

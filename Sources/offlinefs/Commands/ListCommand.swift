@@ -10,7 +10,8 @@ struct ListCommand: ParsableCommand {
         discussion: """
             Example: offlinefs ls --source acme --state downloading,queued --sort size
             --recent lists what recent/ shows in the mount: items downloaded in the last
-            recent-days days (a policy, 7 by default), newest first.
+            recent-days days (a policy, 7 by default), newest first. --unwatched lists what
+            unwatched/ shows: cached items not marked watched.
             """)
 
     @OptionGroup var options: LibraryOptions
@@ -20,6 +21,7 @@ struct ListCommand: ParsableCommand {
     @Option(help: "Order: name (A to Z), date (newest published first), size (largest first), downloaded (newest first).")
     var sort: SortOrder?
     @Flag(help: "Only items downloaded in the last recent-days days (the mount's recent/), newest first.") var recent = false
+    @Flag(help: "Only cached items not marked watched (the mount's unwatched/).") var unwatched = false
     @Flag(help: "Print a JSON array for scripts.") var json = false
 
     enum SortOrder: String, ExpressibleByArgument, CaseIterable {
@@ -53,6 +55,9 @@ struct ListCommand: ParsableCommand {
             let days = try library.store.policies().recentDays
             let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
             items = items.filter { $0.state == ItemState.cached.rawValue && ($0.downloaded.map { $0 >= cutoff } ?? false) }
+        }
+        if unwatched {
+            items = items.filter { $0.state == ItemState.cached.rawValue && !$0.watched }
         }
         items = Self.sorted(items, by: sort ?? (recent ? .downloaded : nil))
         if json {

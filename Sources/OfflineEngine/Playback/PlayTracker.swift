@@ -1,0 +1,46 @@
+import Dispatch
+import Foundation
+import OfflineStore
+
+/// Records what players played (docs/playback.md): at the end of each `PlaybackSession`, the
+/// resume point and, once the playback reached `PlayRule.watchedFrom`, the watched mark.
+/// Store writes run on a queue of their own, never on a reader's thread.
+public final class PlayTracker: Sendable {
+    private let store: LibraryStore
+    private let licences: Licences
+    private let clock: any EngineClock
+    private let queue = DispatchQueue(label: "offlinefs.playback")
+
+    public init(store: LibraryStore, licences: Licences, clock: any EngineClock) {
+        self.store = store
+        self.licences = licences
+        self.clock = clock
+    }
+
+    /// A player opened the media of `itemID` (`size` bytes; nil for a piece of an HLS
+    /// stream, whose offsets are then places in the stream).
+    public func start(itemID: Int64, size: Int64?) -> PlaybackSession {
+        let licences = licences
+        return PlaybackSession(
+            itemID: itemID, size: size, startedAt: clock.now(),
+            onRead: { offset, length in licences.noteRead(itemID: itemID, offset: offset, length: length, size: size) },
+            onEnd: { [self] session in queue.async { self.record(session) } })
+    }
+
+    /// Waits until ended playbacks are in the store (tests, shutdown).
+    public func drain() {
+        queue.sync {}
+    }
+
+    private func record(_ session: PlaybackSession) {
+        let reached = session.reached
+        guard let current = reached.current, let furthest = reached.furthest,
+              let item = try? store.item(id: session.itemID) else { return }
+        let size = session.size ?? item.size
+        let position = PlayRule.seconds(atByte: current, size: size, duration: item.duration)
+        let watched = PlayRule.seconds(atByte: furthest, size: size, duration: item.duration)
+            .map { PlayRule.isWatched(reached: $0, duration: item.duration) } ?? false
+        _ = try? store.recordPlayback(itemID: item.id, startedAt: session.startedAt, position: position,
+                                      watched: watched, at: clock.now())
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Synchronization
+
+/// One player's open of an item's media: its reads start the licence play clock and say
+/// where the player is; its end records the resume point and the watched mark
+/// (`PlayTracker`). Made by `ItemByteSource.startPlayback`, fed by the front end's reads,
+/// ended at the open's last close.
+public final class PlaybackSession: Sendable {
+    public let itemID: Int64
+    /// The media's size in bytes; nil for a piece of an HLS stream (the clock still starts,
+    /// but its bytes say nothing about a position).
+    let size: Int64?
+    let startedAt: Date
+    private let run: Mutex<PlaybackRun>  // leaf lock
+    private let ended = Atomic<Bool>(false)
+    private let onRead: @Sendable (_ offset: Int64, _ length: Int64) -> Void
+    private let onEnd: @Sendable (PlaybackSession) -> Void
+
+    init(itemID: Int64, size: Int64?, startedAt: Date, onRead: @escaping @Sendable (Int64, Int64) -> Void,
+         onEnd: @escaping @Sendable (PlaybackSession) -> Void) {
+        self.itemID = itemID
+        self.size = size
+        self.startedAt = startedAt
+        self.onRead = onRead
+        self.onEnd = onEnd
+        run = Mutex(PlaybackRun(threshold: LicenceClock.playbackThreshold(size: size)))
+    }
+
+    /// The player read `[offset, offset + length)` of the media. Memory only: called for
+    /// every read.
+    public func read(offset: Int64, length: Int64) {
+        onRead(offset, length)
+        if size != nil { run.withLock { $0.note(offset: offset, length: length) } }
+    }
+
+    /// The player closed the file; later calls do nothing.
+    public func end() {
+        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        onEnd(self)
+    }
+
+    /// Where the reads left the player, and the furthest they got (bytes; nil: no run long
+    /// enough to be playback).
+    var reached: (current: Int64?, furthest: Int64?) {
+        run.withLock { ($0.current, $0.furthest) }
+    }
+}
