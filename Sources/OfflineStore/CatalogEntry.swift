@@ -58,6 +58,16 @@ public struct MergeReport: Sendable, Codable, Hashable {
     /// `metadata-pending` items that this merge gave metadata (and a file name); their
     /// state is left for the engine to move on (e.g. to `queued`).
     public var resolvedPendingItemIDs: [Int64] = []
+    /// The first `discoveredLimit` new items, by id and file name: one `discovered` event
+    /// each (a first sync of a huge feed writes one summary line for the rest).
+    public var discovered: [DiscoveredItem] = []
+    public static let discoveredLimit = 1000
 
     public init() {}
+}
+
+/// A new item of a sync (`MergeReport.discovered`).
+public struct DiscoveredItem: Sendable, Codable, Hashable {
+    public var id: Int64
+    public var fileName: String
 }

@@ -168,6 +168,9 @@ struct CatalogMerger {
                 _ = try relink(itemID: id, to: categories)
                 _ = try putLicence(itemID: id, entry.licence)
                 report.added += 1
+                if report.discovered.count < MergeReport.discoveredLimit {
+                    report.discovered.append(DiscoveredItem(id: id, fileName: fileName))
+                }
             }
         }
 
@@ -297,6 +300,15 @@ extension LibraryStore {
             }
             var merger = try CatalogMerger(db: db, sourceID: sourceID, now: now)
             let report = try merger.merge(entries, isComplete: isComplete)
+            for item in report.discovered {
+                try insertEvent(db, kind: .discovered, itemID: item.id, sourceID: sourceID,
+                                message: "discovered sources/\(source.name)/\(item.fileName)", details: nil, at: now)
+            }
+            if report.added > report.discovered.count {
+                try insertEvent(db, kind: .discovered, itemID: nil, sourceID: sourceID,
+                                message: "discovered \(report.added - report.discovered.count) more items in sources/\(source.name)/",
+                                details: nil, at: now)
+            }
             let summary = ["added": report.added, "updated": report.updated, "unchanged": report.unchanged,
                            "removed": report.removed, "keptDownloaded": report.keptDownloaded]
             try insertEvent(db, kind: .sync, itemID: nil, sourceID: sourceID,

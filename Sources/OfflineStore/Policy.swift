@@ -15,6 +15,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
     case retryLimit = "retry-limit"
     case recentDays = "recent-days"
     case syncInterval = "sync-interval"
+    case deleteWatchedAfter = "delete-watched-after"
 
     /// The name users type.
     public var name: String { rawValue }
@@ -31,6 +32,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .retryLimit: "3"
         case .recentDays: "7"
         case .syncInterval: "1h"
+        case .deleteWatchedAfter: "never"
         }
     }
 
@@ -47,6 +49,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .retryLimit: "an integer from 0 to 1000"
         case .recentDays: "a number of days from 0 to 36500 (e.g. 7 or 7d)"
         case .syncInterval: "a duration of at least 1m such as 30m, 1h, 2d, 90s"
+        case .deleteWatchedAfter: "'never' or a duration such as 7d, 12h, 0 (at once)"
         }
     }
 
@@ -76,6 +79,8 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
             value = PolicyParsing.integer(days, in: 0...36500).map(String.init)
         case .syncInterval:
             value = PolicyParsing.duration(text).flatMap { $0 >= 60 ? PolicyParsing.formatDuration($0) : nil }
+        case .deleteWatchedAfter:
+            value = ["never", "off"].contains(text.lowercased()) ? "never" : PolicyParsing.duration(text).map(PolicyParsing.formatDuration)
         }
         guard let value else {
             throw StoreError(.invalidPolicyValue, "invalid value '\(raw)' for \(name): expected \(acceptedForms)")
@@ -176,6 +181,8 @@ public struct PolicySet: Sendable, Hashable {
     public var recentDays: Int
     /// Seconds.
     public var syncInterval: TimeInterval
+    /// Seconds after an item is marked watched that its cached media is evicted; nil: never.
+    public var deleteWatchedAfter: TimeInterval?
 
     /// Builds the set from canonical stored strings; anything missing or unreadable is the default.
     init(values: [Policy: String]) {
@@ -194,6 +201,7 @@ public struct PolicySet: Sendable, Hashable {
         retryLimit = Int(text(.retryLimit)) ?? 3
         recentDays = Int(text(.recentDays)) ?? 7
         syncInterval = PolicyParsing.duration(text(.syncInterval)) ?? 3600
+        deleteWatchedAfter = PolicyParsing.duration(text(.deleteWatchedAfter))
     }
 
     /// All defaults.

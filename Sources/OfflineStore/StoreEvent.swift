@@ -16,6 +16,10 @@ public struct EventKind: RawRepresentable, Sendable, Codable, Hashable, Expressi
     public static let error: EventKind = "error"
     public static let source: EventKind = "source"
     public static let policy: EventKind = "policy"
+    /// A sync found a new item (one per item, up to `MergeReport.discoveredLimit` per sync).
+    public static let discovered: EventKind = "discovered"
+    /// A downloading item's progress (`ProgressEvents`).
+    public static let progress: EventKind = "progress"
 }
 
 /// One line of the append-only event log (`.events`).

@@ -164,7 +164,7 @@ struct CatalogMergeTests {
         }
     }
 
-    @Test("One sync event per merge, not one per item")
+    @Test("One sync event per merge, and one discovered event per new item with its path")
     func syncEvent() throws {
         try withLibrary { store, _ throws in
             let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
@@ -172,10 +172,33 @@ struct CatalogMergeTests {
             _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: (0..<50).map { entry("e\($0)") },
                                        isComplete: true, now: t0)
             let events = try store.events(after: start)
-            #expect(events.count == 1)
-            #expect(events.first?.kind == .sync)
-            #expect(events.first?.sourceID == source.id)
-            #expect(events.first?.details?.contains("\"added\":50") == true)
+            let syncs = events.filter { $0.kind == .sync }
+            #expect(syncs.count == 1)
+            #expect(syncs.first?.sourceID == source.id)
+            #expect(syncs.first?.details?.contains("\"added\":50") == true)
+            let discovered = events.filter { $0.kind == .discovered }
+            #expect(discovered.count == 50)
+            let e7 = try #require(try store.item(source: "acme", contentID: "e7"))
+            #expect(discovered.contains { $0.itemID == e7.id && $0.message == "discovered sources/acme/\(e7.fileName!)" })
+            // A re-sync finds nothing new.
+            let again = try store.lastEventSeq()
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: (0..<50).map { entry("e\($0)") },
+                                       isComplete: true, now: t0)
+            #expect(try store.events(after: again).map(\.kind) == [.sync])
+        }
+    }
+
+    @Test("A sync of more than 1,000 new items writes 1,000 discovered lines and one summary")
+    func discoveredEventsAreCapped() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            let start = try store.lastEventSeq()
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: (0..<1_005).map { entry("e\($0)") },
+                                       isComplete: true, now: t0)
+            let discovered = try store.events(after: start, limit: 10_000).filter { $0.kind == .discovered }
+            #expect(discovered.count == 1_001)
+            #expect(discovered.last?.itemID == nil)
+            #expect(discovered.last?.message == "discovered 5 more items in sources/acme/")
         }
     }
 

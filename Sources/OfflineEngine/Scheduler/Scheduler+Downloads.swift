@@ -87,6 +87,8 @@ extension Scheduler {
             return
         }
         let before = (try? store.bytesPresent(itemID: item.id)) ?? 0
+        progress.started(itemID: item.id)
+        defer { progress.finished(itemID: item.id) }
         var result: DownloadResult
         do {
             try licences.acquireIfNeeded(itemID: item.id)

@@ -16,6 +16,8 @@ public final class Scheduler: Sendable {
     let store: LibraryStore
     let transfers: TransferEngine
     let licences: Licences
+    /// `progress` lines for running downloads.
+    let progress: ProgressEvents
     let clock: any EngineClock
     let configuration: SchedulerConfiguration
     let space: SpaceManager
@@ -54,6 +56,7 @@ public final class Scheduler: Sendable {
         self.clock = clock
         self.configuration = configuration
         space = SpaceManager(store: store, transfers: transfers, freeSpace: configuration.freeSpace)
+        progress = ProgressEvents(store: store, clock: clock)
         let now: @Sendable () -> Date = { clock.now() }
         syncer = CatalogSync(store: store, client: client, settings: syncSettings, hls: transfers.hls, now: now)
         lookup = MetadataLookup(store: store, client: client, settings: syncSettings, syncer: syncer, now: now)
@@ -164,6 +167,7 @@ public final class Scheduler: Sendable {
         let policies = (try? store.policies()) ?? .defaults
         expireLicences(now: now, wakeAt: &wakeAt)
         resolvePending(now: now, wakeAt: &wakeAt)
+        evictWatched(now: now, after: policies.deleteWatchedAfter, wakeAt: &wakeAt)
         scheduleDownloads(now: now, policies: policies, wakeAt: &wakeAt)
         if configuration.periodicSync { syncDueSources(now: now, interval: policies.syncInterval, wakeAt: &wakeAt) }
         armTimer(at: wakeAt.min())
