@@ -20,6 +20,9 @@ BINDIR        ?= $(PREFIX)/bin
 # the prefix, as nfs-utils installs mount.nfs: so the helper goes to /sbin (= /usr/sbin on
 # Debian 12's merged /usr).
 SBINDIR       ?= /sbin
+# mpv loads every user's scripts from /etc/mpv/scripts (its system config folder on Debian),
+# whatever the prefix, as the mpv-mpris package installs there.
+MPVSCRIPTDIR  ?= /etc/mpv/scripts
 DATADIR       ?= $(PREFIX)/share
 MANDIR        ?= $(DATADIR)/man
 USERUNITDIR   ?= $(PREFIX)/lib/systemd/user
@@ -68,6 +71,8 @@ endif
 	chmod 644 $(DESTDIR)$(BASHCOMPDIR)/offlinefs $(DESTDIR)$(ZSHCOMPDIR)/_offlinefs $(DESTDIR)$(FISHCOMPDIR)/offlinefs.fish
 	cp -R $(DEMOMEDIA)/. $(DESTDIR)$(DEMODIR)/
 	chmod -R u=rwX,go=rX $(DESTDIR)$(DEMODIR)
+	$(INSTALL) -d $(DESTDIR)$(MPVSCRIPTDIR)
+	$(INSTALL) -m 644 mount-helpers/offlinefs.lua $(DESTDIR)$(MPVSCRIPTDIR)/offlinefs.lua
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/offlinefs
@@ -78,6 +83,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/offlinefs $(DESTDIR)$(ZSHCOMPDIR)/_offlinefs \
 	    $(DESTDIR)$(FISHCOMPDIR)/offlinefs.fish
 	rm -rf $(DESTDIR)$(DEMODIR)
+	rm -f $(DESTDIR)$(MPVSCRIPTDIR)/offlinefs.lua
 	-rmdir $(DESTDIR)$(DATADIR)/offlinefs 2>/dev/null
 
 # The same lint the tests run: no output means no warning.

@@ -38,6 +38,7 @@ struct InstallTests {
 
         // Then exactly these files are there
         let expected = [
+            "etc/mpv/scripts/offlinefs.lua",
             "sbin/mount.fuse.offlinefs",
             "sbin/mount.offlinefs",
             "usr/bin/offlinefs",
@@ -80,6 +81,9 @@ struct InstallTests {
             #expect(copy == (try Data(contentsOf: Tool.repository.appendingPathComponent("man/" + source))))
         }
 
+        let script = try Data(contentsOf: root.appendingPathComponent("etc/mpv/scripts/offlinefs.lua"))
+        #expect(script == (try Data(contentsOf: Tool.repository.appendingPathComponent("mount-helpers/offlinefs.lua"))))
+
         // And uninstall removes every file again
         let uninstall = try make("uninstall", ["DESTDIR": root.path, "PREFIX": "/usr"])
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
@@ -90,7 +94,8 @@ struct InstallTests {
         // Given an installation under a prefix (no resource bundle beside the program)
         let prefix = try Tool.temporaryFolder("prefix")
         defer { try? FileManager.default.removeItem(at: prefix) }
-        let install = try make("install", ["PREFIX": prefix.path, "SBINDIR": prefix.appendingPathComponent("sbin").path])
+        let install = try make("install", ["PREFIX": prefix.path, "SBINDIR": prefix.appendingPathComponent("sbin").path,
+                                           "MPVSCRIPTDIR": prefix.appendingPathComponent("mpv").path])
         #expect(install.status == 0, "\(install.stderr)")
 
         // When its demo starts on a mount point that is a file (so it stops before mounting)
@@ -110,7 +115,8 @@ struct InstallTests {
         // Given the unit installed under a prefix, so that its ExecStart= names a real program
         let prefix = try Tool.temporaryFolder("unit")
         defer { try? FileManager.default.removeItem(at: prefix) }
-        let install = try make("install", ["PREFIX": prefix.path, "SBINDIR": prefix.appendingPathComponent("sbin").path])
+        let install = try make("install", ["PREFIX": prefix.path, "SBINDIR": prefix.appendingPathComponent("sbin").path,
+                                           "MPVSCRIPTDIR": prefix.appendingPathComponent("mpv").path])
         #expect(install.status == 0, "\(install.stderr)")
         let unit = prefix.appendingPathComponent("lib/systemd/user/offlinefs@.service")
 
