@@ -189,7 +189,9 @@ public struct TreeBuilder {
             }
         }
         var slots: [Int] = []
-        if let slot = sourceSlots[item.sourceID] { slots.append(slot) }
+        // An item named by its content id has no place in its source's folder (it was never
+        // in the catalog): `state/failed/` only.
+        if !item.namedByContentID, let slot = sourceSlots[item.sourceID] { slots.append(slot) }
         for category in item.categoryIDs {
             if let slot = categorySlots[category] { slots.append(slot) }
         }

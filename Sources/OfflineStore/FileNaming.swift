@@ -41,6 +41,12 @@ public enum FileNaming {
         return core + tail
     }
 
+    /// `[<content id>]`, made safe: the name of an item whose lookup failed, which has no title
+    /// to name it by (listed in `state/failed/` only, and `ls`).
+    public static func contentIDName(_ contentID: String) -> String {
+        "[" + truncate(clean(contentID), toBytes: maxBytes - 2) + "]"
+    }
+
     /// A safe folder name for a category (or a source): same rules, no id or extension.
     /// Empty names become `_`. `collision` 2, 3, … append ` (n)`.
     public static func folderName(_ raw: String, collision: Int = 1) -> String {

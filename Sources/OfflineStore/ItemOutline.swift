@@ -28,6 +28,9 @@ public struct ItemOutline: Sendable, Hashable {
     public var watched: Bool = false
     /// When a playback last ended (`Item.lastPlayedAt`): the media's access time.
     public var lastPlayedAt: Date? = nil
+    /// A failed item with no file name (its content-id lookup failed): `fileName` is
+    /// `FileNaming.contentIDName`, and it is listed in `state/failed/` only.
+    public var namedByContentID = false
 
     public init(id: Int64, sourceID: Int64, fileName: String, type: ItemType, state: ItemState, size: Int64?,
                 bytesPresent: Int64, publishedAt: Date?, downloadedAt: Date?, addedAt: Date, hasThumbnail: Bool,
@@ -49,13 +52,18 @@ public struct ItemOutline: Sendable, Hashable {
     }
 
     /// The outline of a full item, or nil when it has no file name yet (`metadata-pending`).
+    /// A failed item with no file name is named by its content id (`namedByContentID`).
     public init?(_ item: Item, categoryIDs: [Int64] = []) {
-        guard let fileName = item.fileName else { return nil }
+        let namedByContentID = item.fileName == nil && item.state == .failed
+        guard let fileName = item.fileName ?? (namedByContentID ? FileNaming.contentIDName(item.contentID) : nil) else {
+            return nil
+        }
         self.init(id: item.id, sourceID: item.sourceID, fileName: fileName, type: item.type, state: item.state,
                   size: item.size, bytesPresent: item.bytesPresent, publishedAt: item.publishedAt,
                   downloadedAt: item.downloadedAt, addedAt: item.addedAt, hasThumbnail: item.thumbnailURL != nil,
                   thumbnailSize: item.thumbnailSize, subtitles: item.subtitles, categoryIDs: categoryIDs)
         watched = item.watched
         lastPlayedAt = item.lastPlayedAt
+        self.namedByContentID = namedByContentID
     }
 }

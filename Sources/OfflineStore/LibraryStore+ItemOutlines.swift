@@ -3,7 +3,8 @@ internal import GRDB
 
 extension LibraryStore {
     /// Every item a listing shows (those with a file name, tombstones left out) in listing
-    /// order: source name, then title, then id, as `items(matching:)`. The mount builds its
+    /// order: source name, then title, then id, as `items(matching:)`; then the failed items
+    /// with no file name (`ItemOutline.namedByContentID`). The mount builds its
     /// tree from these on every change, so only the listed columns are read.
     public func itemOutlines() throws -> [ItemOutline] {
         var outlines: [ItemOutline] = []
@@ -68,6 +69,20 @@ extension LibraryStore {
                     categoryIDs: categoryIDs[id] ?? [])
                 outline.watched = row.bool(12)
                 outline.lastPlayedAt = row.date(13)
+                try body(outline)
+            }
+            // Items whose lookup failed have no file name: listed by content id (by the state
+            // index: failed items only).
+            try SQLiteColumns.forEachRow(db, sql: """
+                SELECT id, sourceID, contentID, type, size, bytesPresent, publishedAt, addedAt
+                FROM item WHERE state = 'failed' AND fileName IS NULL ORDER BY id
+                """) { row in
+                var outline = ItemOutline(
+                    id: row.int64(0), sourceID: row.int64(1), fileName: FileNaming.contentIDName(row.text(2) ?? ""),
+                    type: row.value(3, spelledIn: types) ?? .file, state: .failed, size: row.optionalInt64(4),
+                    bytesPresent: row.int64(5), publishedAt: row.date(6), downloadedAt: nil,
+                    addedAt: row.date(7) ?? Date(timeIntervalSince1970: 0), hasThumbnail: false)
+                outline.namedByContentID = true
                 try body(outline)
             }
         }

@@ -48,6 +48,19 @@ struct TreeUnitTests {
         #expect(NodeID(inode: 11) == nil)  // reserved
     }
 
+    @Test func anItemNamedByItsContentIDIsListedInStateFailedOnly() throws {
+        var outline = ItemOutline(id: 7, sourceID: 1, fileName: "[ep-9]", type: .video, state: .failed, size: nil,
+                                  bytesPresent: 0, publishedAt: nil, downloadedAt: nil, addedAt: Date(timeIntervalSince1970: 0),
+                                  hasThumbnail: false, categoryIDs: [10])
+        outline.namedByContentID = true
+        let tree = TreeBuilder.build(sources: [source(1, "acme")], categories: [], items: [outline], uid: 0, gid: 0, folderTime: Timestamp(seconds: 0),
+                                     recentCutoff: Date())
+        let failed = NodeID.stateFolder(TreeSnapshot.stateFolders.firstIndex(of: .failed)!).inode
+        #expect(tree.folders[failed]?.children.map(\.name.description) == ["[ep-9]"])
+        #expect(tree.folders[NodeID.source(1).inode]?.children.isEmpty == true)
+        #expect(tree.attributes(NodeID.itemFile(itemID: 7, file: 0).inode)?.linkCount == 1)
+    }
+
     @Test func builderPlacesItemsInEveryFolderTheyBelongTo() throws {
         let now = Date()
         let sources = [source(1, "acme"), source(2, "quiet", subscribed: false)]

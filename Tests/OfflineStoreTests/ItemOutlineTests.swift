@@ -106,3 +106,24 @@ struct ItemOutlineTests {
         }
     }
 }
+
+@Suite("Item outlines: an item whose lookup failed")
+struct UnnamedItemOutlineTests {
+    @Test func aFailedLookupIsListedByItsContentID() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://a.example/feed")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("a")], isComplete: true, now: TestClock.start)
+            let pending = try store.addPendingItem(sourceID: source.id, contentID: "ep/9")
+            // Pending: not listed yet.
+            #expect(try store.itemOutlines().map(\.fileName) == ["Title a [a].mp4"])
+            try store.setState(itemID: pending.id, state: .failed, error: .contentNotFound)
+            let outlines = try store.itemOutlines()
+            #expect(outlines.map(\.fileName) == ["Title a [a].mp4", "[ep\u{2215}9]"])
+            #expect(outlines.last?.namedByContentID == true && outlines.last?.state == .failed)
+            // The outline of the full item says the same.
+            let item = try #require(try store.item(id: pending.id))
+            let full = try #require(ItemOutline(item))
+            #expect(full == outlines.last)
+        }
+    }
+}
