@@ -47,6 +47,11 @@ struct CachedFileTable {
         return file
     }
 
+    /// Forgets the file: its next use loads it from the store again.
+    mutating func remove(_ id: FileID) {
+        entries[id] = nil
+    }
+
     mutating func insert(_ file: CachedFile, as id: FileID) {
         uses += 1
         entries[id] = (file, uses)

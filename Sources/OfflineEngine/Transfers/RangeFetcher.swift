@@ -321,6 +321,9 @@ public final class RangeFetcher: ItemByteSource {
     /// Forgets every cached byte of the file (store first, then disk) and stops its fetches.
     public func discard(itemID: Int64, file: CacheFileKey) throws {
         try cachedFile(itemID: itemID, key: file).discard()
+        // Its origin may change with its bytes (an HLS key names another rendition's URL
+        // then): the next use loads the file anew.
+        files.withLock { $0.remove(FileID(itemID: itemID, key: file)) }
     }
 
     /// Frees what a failed write left unclaimed and allows writes again (see
