@@ -83,8 +83,8 @@ extension OfflineFileSystem {
 }
 
 extension OfflineFileSystem {
-    /// `user.offline.segments` (`present/total`) and `user.offline.variant` of an HLS item whose
-    /// rendition is chosen.
+    /// `user.offline.segments` (`present/total`), `user.offline.variant` and
+    /// `user.offline.variants` (JSON) of an HLS item whose rendition is chosen.
     func hlsAttributes(itemID: Int64) -> [(String, String)] {
         guard let stream = hls.stream(itemID: itemID) else { return [] }
         var table: [(String, String)] = []
@@ -93,6 +93,11 @@ extension OfflineFileSystem {
         }
         let variant = stream.variantDescription
         if !variant.isEmpty { table.append(("user.offline.variant", variant)) }
+        // Stored by the sync that prepared the item: no network here.
+        if !stream.record.variants.isEmpty {
+            table.append(("user.offline.variants", HLSVariantSummary.json(HLSVariantSummary.list(stream.record.variants,
+                                                                                                  chosen: stream.record))))
+        }
         return table
     }
 }

@@ -64,6 +64,8 @@ public struct Item: Sendable, Codable, Hashable, Identifiable {
     public var quality: String?
     /// Requested partial download, in seconds of HLS media.
     public var partialSeconds: Double?
+    /// HLS: audio languages asked for beside the default audio (`en,fr`); nil: the default only.
+    public var audioLanguages: String? = nil
     /// The thumbnail's bytes, from the catalog or a HEAD at sync; nil when unknown.
     public var thumbnailSize: Int64? = nil
     /// The resume point, in seconds (nil: never set; 0 once watched).

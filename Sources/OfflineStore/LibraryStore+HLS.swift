@@ -11,12 +11,14 @@ extension LibraryStore {
             }
             try db.execute(sql: """
                 INSERT OR REPLACE INTO hlsStream
-                    (itemID, playlistURL, playlist, quality, bandwidth, resolution, codecs, estimatedSize, renditions, chosenAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    (itemID, playlistURL, playlist, quality, bandwidth, resolution, codecs, estimatedSize, renditions, chosenAt,
+                     audioLanguages, variants)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [record.itemID, record.playlistURL, record.playlist, record.quality, record.bandwidth,
                                  record.resolution, record.codecs, record.estimatedSize,
                                  record.renditions.isEmpty ? nil : try JSONEncoder().encode(record.renditions),
-                                 record.chosenAt.dbTime])
+                                 record.chosenAt.dbTime, record.audioLanguages,
+                                 record.variants.isEmpty ? nil : try JSONEncoder().encode(record.variants)])
         }
     }
 
@@ -24,12 +26,14 @@ extension LibraryStore {
     public func hlsStream(itemID: Int64) throws -> HLSStreamRecord? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM hlsStream WHERE itemID = ?", arguments: [itemID]).map { row in
-                let renditions: Data? = row["renditions"]
+                let renditions: Data? = row["renditions"], variants: Data? = row["variants"]
                 return HLSStreamRecord(
                     itemID: row["itemID"], playlistURL: row["playlistURL"], playlist: row["playlist"],
                     quality: row["quality"], bandwidth: row["bandwidth"], resolution: row["resolution"],
                     codecs: row["codecs"], estimatedSize: row["estimatedSize"],
                     renditions: try renditions.map { try JSONDecoder().decode([HLSRenditionRecord].self, from: $0) } ?? [],
+                    audioLanguages: row["audioLanguages"],
+                    variants: try variants.map { try JSONDecoder().decode([HLSVariantRecord].self, from: $0) } ?? [],
                     chosenAt: Date(dbTime: row["chosenAt"]) ?? Date(timeIntervalSince1970: 0))
             }
         }

@@ -103,8 +103,23 @@ extension LibraryStore {
     }
 
     /// Marks an item as asked for by the user (or not), with its request options.
-    public func setRequested(itemID: Int64, _ requested: Bool, quality: String? = nil, partialSeconds: Double? = nil) throws {
-        try updateItem(itemID, "requested = ?, quality = ?, partialSeconds = ?", [requested, quality, partialSeconds])
+    /// `quality` and `audio` (HLS) replace the stored choice only when given: a later request
+    /// without them keeps it, so it fetches nothing again (`resetHLSChoice` goes back to the
+    /// default). `partialSeconds` always replaces: a request without it asks for the whole.
+    public func setRequested(itemID: Int64, _ requested: Bool, quality: String? = nil, audio: String? = nil,
+                             partialSeconds: Double? = nil) throws {
+        try updateItem(itemID, "requested = ?, quality = coalesce(?, quality), audioLanguages = coalesce(?, audioLanguages), partialSeconds = ?",
+                       [requested, quality, audio, partialSeconds])
+    }
+
+    /// Goes back to the default HLS choice: the highest quality the policies allow
+    /// (`quality=auto`), the default audio only (`audio=default`).
+    public func resetHLSChoice(itemID: Int64, quality: Bool, audio: Bool) throws {
+        var assignments: [String] = []
+        if quality { assignments.append("quality = NULL") }
+        if audio { assignments.append("audioLanguages = NULL") }
+        guard !assignments.isEmpty else { return }
+        try updateItem(itemID, assignments.joined(separator: ", "), [])
     }
 
     /// Pins or unpins an item against eviction.

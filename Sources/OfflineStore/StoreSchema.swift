@@ -15,6 +15,7 @@ enum StoreSchema {
         migrator.registerMigration("v5", migrate: v5)
         migrator.registerMigration("v6", migrate: v6)
         migrator.registerMigration("v7", migrate: v7)
+        migrator.registerMigration("v8", migrate: v8)
         return migrator
     }
 
@@ -220,6 +221,18 @@ enum StoreSchema {
             ALTER TABLE item ADD COLUMN lastPlayedAt REAL;
             ALTER TABLE item ADD COLUMN playMarkedAt REAL;
             CREATE INDEX item_watchedAt ON item(watchedAt) WHERE watchedAt IS NOT NULL;
+            """)
+    }
+
+    /// v8: HLS choices (docs/hls.md). The audio languages asked for beside the default audio
+    /// (`download … audio=en,fr`, comma-separated), on the item and on the rendition chosen
+    /// for them; and the master playlist's variants, so `offlinefs variants` and
+    /// `user.offline.variants` list them without the network.
+    private static func v8(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE item ADD COLUMN audioLanguages TEXT;
+            ALTER TABLE hlsStream ADD COLUMN audioLanguages TEXT;
+            ALTER TABLE hlsStream ADD COLUMN variants BLOB;
             """)
     }
 }

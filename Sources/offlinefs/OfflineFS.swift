@@ -19,7 +19,7 @@ struct OfflineFS: ParsableCommand {
             SetCommand.self, GetCommand.self, DownloadCommand.self,
             PauseCommand.self, ResumeCommand.self, CancelCommand.self, DeleteCommand.self,
             EvictCommand.self, LockCommand.self, UnlockCommand.self, RenewCommand.self, AcquireCommand.self,
-            PlayedCommand.self, WatchedCommand.self, UnwatchedCommand.self, StatusCommand.self,
+            PlayedCommand.self, WatchedCommand.self, UnwatchedCommand.self, VariantsCommand.self, StatusCommand.self,
             MountCommand.self, UnmountCommand.self, DemoCommand.self, MountHelperCommand.self,
         ]
     )

@@ -66,7 +66,7 @@ struct ControlFileTests {
             let control = fixture.path(".control")
             // Reading shows the reference; stat says size 0.
             let reference = String(decoding: FileManager.default.contents(atPath: control) ?? Data(), as: UTF8.self)
-            #expect(reference.contains("download <item> [quality=low|medium|high|<bits-per-second>]"))
+            #expect(reference.contains("download <item> [quality=low|medium|high|auto|<bits-per-second>]"))
             var info = stat()
             #expect(stat(control, &info) == 0 && info.st_size == 0 && info.st_mode & 0o777 == 0o644)
 

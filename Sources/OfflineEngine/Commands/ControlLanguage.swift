@@ -111,14 +111,9 @@ public enum ControlLanguage {
         switch command {
         case .download(let item, let options):
             var line = "download " + formatReference(item, hasOptions: true)
-            switch options.quality {
-            case .low?: line += " quality=low"
-            case .medium?: line += " quality=medium"
-            case .high?: line += " quality=high"
-            case .bitsPerSecond(let bits)?: line += " quality=\(bits)"
-            case nil: break
-            }
+            if let quality = options.quality { line += " quality=" + quality.text }
             if let seconds = options.partialSeconds { line += " partial=\(formatNumber(seconds))" }
+            if let audio = options.audio { line += " audio=" + (audio.isEmpty ? "default" : audio.joined(separator: ",")) }
             return line
         case .pause(let item): return "pause " + formatReference(item)
         case .resume(let item): return "resume " + formatReference(item)
@@ -158,7 +153,8 @@ public enum ControlLanguage {
         <item> is a path in the mount, source/content-id, or an item id. Names with spaces need
         no quotes; use "…" (escapes \\" \\\\ \\n \\t) or '…' for leading or trailing blanks.
 
-          download <item> [quality=low|medium|high|<bits-per-second>] [partial=<seconds>]
+          download <item> [quality=low|medium|high|auto|<bits-per-second>] [partial=<seconds>]
+                           [audio=<lang>[,<lang>…]|default]
           pause <item>          resume <item>          cancel <item>
           delete <item>         files and metadata (a re-sync does not bring it back)
           evict <item> [all]    media files (all: thumbnail and subtitles too); stays listed
@@ -232,7 +228,17 @@ public enum ControlLanguage {
 
     private static func isOption(_ word: Substring, verb: String) -> Bool {
         if verb == "played" || verb == "position" { return seconds(word) != nil }
-        return verb == "evict" ? word == "all" : word.hasPrefix("quality=") || word.hasPrefix("partial=")
+        return verb == "evict" ? word == "all" : word.hasPrefix("quality=") || word.hasPrefix("partial=") || word.hasPrefix("audio=")
+    }
+
+    /// `audio=en,fr` (language tags) or `audio=default` (none beside the default audio).
+    public static func audioLanguages(_ value: String) throws(ParseError) -> [String] {
+        if value.lowercased() == "default" { return [] }
+        let tags = HLSAudioLanguages.tags(HLSAudioLanguages.canonical(value.split(separator: ",").map(String.init)))
+        guard !tags.isEmpty, tags.allSatisfy(HLSAudioLanguages.isValidTag) else {
+            throw ParseError("bad audio '\(value.prefix(40))' (use language tags such as en,fr, or default)")
+        }
+        return tags
     }
 
     private static func downloadOptions(_ words: [String]) throws(ParseError) -> DownloadOptions {
@@ -240,23 +246,19 @@ public enum ControlLanguage {
         for word in words {
             let value = word.drop { $0 != "=" }.dropFirst()
             if word.hasPrefix("quality=") {
-                switch value {
-                case "low": options.quality = .low
-                case "medium": options.quality = .medium
-                case "high": options.quality = .high
-                default:
-                    guard let bits = Int(value), bits > 0 else {
-                        throw ParseError("bad quality '\(value.prefix(40))' (use low, medium, high or bits per second)")
-                    }
-                    options.quality = .bitsPerSecond(bits)
+                guard let quality = DownloadOptions.Quality(value) else {
+                    throw ParseError("bad quality '\(value.prefix(40))' (use low, medium, high, auto or bits per second)")
                 }
+                options.quality = quality
+            } else if word.hasPrefix("audio=") {
+                options.audio = try audioLanguages(String(value))
             } else if word.hasPrefix("partial=") {
                 guard let seconds = Double(value), seconds > 0, seconds.isFinite else {
                     throw ParseError("bad partial '\(value.prefix(40))' (use a number of seconds above 0)")
                 }
                 options.partialSeconds = seconds
             } else {
-                throw ParseError("unknown download option '\(word.prefix(40))' (use quality= or partial=)")
+                throw ParseError("unknown download option '\(word.prefix(40))' (use quality=, partial= or audio=)")
             }
         }
         return options

@@ -52,16 +52,46 @@ public struct DownloadOptions: Sendable, Equatable {
     public enum Quality: Sendable, Equatable {
         case low, medium, high
         case bitsPerSecond(Int)
+        /// Back to the default: the highest the policies allow.
+        case auto
+
+        /// `low`, `medium`, `high`, `auto` or a positive number of bits per second.
+        public init?(_ text: some StringProtocol) {
+            switch text.lowercased() {
+            case "low": self = .low
+            case "medium": self = .medium
+            case "high": self = .high
+            case "auto": self = .auto
+            default:
+                guard let bits = Int(text), bits > 0 else { return nil }
+                self = .bitsPerSecond(bits)
+            }
+        }
+
+        public var text: String {
+            switch self {
+            case .low: "low"
+            case .medium: "medium"
+            case .high: "high"
+            case .auto: "auto"
+            case .bitsPerSecond(let bits): String(bits)
+            }
+        }
     }
 
-    /// HLS variant choice; nil: the highest the policies allow.
+    /// HLS variant choice; nil: the one chosen before (the highest the policies allow when
+    /// none was).
     public var quality: Quality?
     /// Stop after this many seconds of an HLS stream (→ `partially-cached`).
     public var partialSeconds: Double?
+    /// HLS audio languages fetched beside the default audio; nil: those asked before; empty:
+    /// the default audio only (`audio=default`).
+    public var audio: [String]?
 
-    public init(quality: Quality? = nil, partialSeconds: Double? = nil) {
+    public init(quality: Quality? = nil, partialSeconds: Double? = nil, audio: [String]? = nil) {
         self.quality = quality
         self.partialSeconds = partialSeconds
+        self.audio = audio
     }
 }
 

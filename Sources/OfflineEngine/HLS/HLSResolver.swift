@@ -13,8 +13,9 @@ struct HLSResolver: Sendable {
 
     /// - Parameters:
     ///   - quality: the stored `quality` of the download (nil: the highest that fits `maxBytes`).
+    ///   - audio: the stored `audio=` languages, fetched beside the default audio.
     ///   - maxBytes: file-size-max, for the default choice.
-    func resolve(item: Item, quality: String?, maxBytes: Int64?, destinationPolicy: DestinationPolicy,
+    func resolve(item: Item, quality: String?, audio: String?, maxBytes: Int64?, destinationPolicy: DestinationPolicy,
                  now: Date) throws(HLSFailure) -> HLSStreamRecord {
         guard let url = item.mediaURL else {
             throw HLSFailure(.contentNotFound, "the item has no playlist URL (metadata pending)")
@@ -34,7 +35,7 @@ struct HLSResolver: Sendable {
             try check(media, url: first.url)
             let size = Self.exactSize(media)
             return HLSStreamRecord(itemID: item.id, playlistURL: first.url, playlist: first.body, quality: quality,
-                                   estimatedSize: size ?? item.size, chosenAt: now)
+                                   estimatedSize: size ?? item.size, audioLanguages: audio, chosenAt: now)
         case .master(let master):
             guard !master.variants.isEmpty else {
                 throw HLSFailure(.downloadFailed, "master playlist \(first.url) lists no variants")
@@ -66,25 +67,66 @@ struct HLSResolver: Sendable {
                 media = parsed
             }
             try check(media, url: fetched.url)
-            let renditions = try fetchRenditions(of: variant, in: master, policy: destinationPolicy)
+            let renditions = try fetchRenditions(of: variant, in: master, audio: HLSAudioLanguages.tags(audio),
+                                                 policy: destinationPolicy)
             let estimate = Self.exactSize(media)
                 ?? HLSQuality.estimatedBytes(bandwidth: variant.averageBandwidth ?? variant.bandwidth, duration: media.totalDuration)
             return HLSStreamRecord(itemID: item.id, playlistURL: fetched.url, playlist: fetched.body, quality: quality,
                                    bandwidth: variant.bandwidth,
                                    resolution: variant.resolution.map { "\($0.width)x\($0.height)" },
-                                   codecs: variant.codecs, estimatedSize: estimate, renditions: renditions, chosenAt: now)
+                                   codecs: variant.codecs, estimatedSize: estimate, renditions: renditions,
+                                   audioLanguages: audio, variants: Self.summaries(master, duration: media.totalDuration),
+                                   chosenAt: now)
+        }
+    }
+
+    /// The variants of the item's master playlist with their size estimates, without choosing
+    /// one (`offlinefs variants` before any sync prepared the item): the master and one media
+    /// playlist, for the duration, unless the catalog gives it. Empty for a lone media playlist.
+    func variants(item: Item, destinationPolicy: DestinationPolicy) throws(HLSFailure) -> [HLSVariantRecord] {
+        guard let url = item.mediaURL else {
+            throw HLSFailure(.contentNotFound, "the item has no playlist URL (metadata pending)")
+        }
+        let first = try fetch(url, what: "playlist", policy: destinationPolicy)
+        guard case .master(let master) = first.playlist, let any = master.variants.first else { return [] }
+        var duration = item.duration
+        if duration == nil {
+            let fetched = try fetch(any.url.absoluteString, what: "media playlist", policy: destinationPolicy)
+            if case .media(let media) = fetched.playlist { duration = media.totalDuration }
+        }
+        return Self.summaries(master, duration: duration)
+    }
+
+    /// Each variant with its estimate and the languages its audio group offers, in the master
+    /// playlist's order.
+    static func summaries(_ master: HLSMasterPlaylist, duration: Double?) -> [HLSVariantRecord] {
+        master.variants.map { variant in
+            var languages: [String] = []
+            for rendition in master.renditions where rendition.kind == .audio && rendition.groupID == variant.audioGroup {
+                if let language = rendition.language, !languages.contains(language) { languages.append(language) }
+            }
+            return HLSVariantRecord(
+                bandwidth: variant.bandwidth, averageBandwidth: variant.averageBandwidth,
+                resolution: variant.resolution.map { "\($0.width)x\($0.height)" }, codecs: variant.codecs,
+                estimatedSize: duration.map { HLSQuality.estimatedBytes(bandwidth: variant.averageBandwidth ?? variant.bandwidth, duration: $0) },
+                audioLanguages: languages)
         }
     }
 
     /// The alternate renditions that go with `variant`: its audio group's default (or first)
-    /// rendition that has its own playlist, and every subtitles rendition of its group (8 at
-    /// most). Each must be a finished media playlist like the variant's.
-    private func fetchRenditions(of variant: HLSVariant, in master: HLSMasterPlaylist,
+    /// rendition that has its own playlist, then those in the `audio` languages (8 audio at
+    /// most), and every subtitles rendition of its group (8 at most). Each must be a finished
+    /// media playlist like the variant's.
+    private func fetchRenditions(of variant: HLSVariant, in master: HLSMasterPlaylist, audio languages: [String],
                                  policy: DestinationPolicy) throws(HLSFailure) -> [HLSRenditionRecord] {
         var chosen: [HLSRendition] = []
         if let group = variant.audioGroup {
             let audio = master.renditions.filter { $0.kind == .audio && $0.groupID == group && $0.url != nil }
             if let pick = audio.first(where: \.isDefault) ?? audio.first { chosen.append(pick) }
+            let asked = audio.filter { rendition in
+                !chosen.contains(rendition) && languages.contains { HLSAudioLanguages.matches(rendition.language, $0) }
+            }
+            chosen += asked.prefix(8 - chosen.count)
         }
         if let group = variant.subtitlesGroup {
             chosen += master.renditions.filter { $0.kind == .subtitles && $0.groupID == group && $0.url != nil }.prefix(8)

@@ -45,15 +45,19 @@ public final class HLSStream: Sendable {
         self.record = record
         var tracks = [HLSTrack(kind: .main, playlist: try Self.parse(record.playlist, url: record.playlistURL, limits: limits),
                                rendition: nil, prefix: "", playlistName: "video.m3u8")]
-        var subtitles = 0
+        var subtitles = 0, audio = 0
         for rendition in record.renditions {
             let playlist = try Self.parse(rendition.playlist, url: rendition.playlistURL, limits: limits)
             let summary = HLSRenditionRecordSummary(groupID: rendition.groupID, name: rendition.name,
                                                     language: rendition.language, isDefault: rendition.isDefault)
             switch rendition.kind {
             case .audio:
-                tracks.append(HLSTrack(kind: .audio, playlist: playlist, rendition: summary, prefix: "audio-",
-                                       playlistName: "audio.m3u8"))
+                // The first audio keeps the names it had before `audio=` existed: `audio.m3u8`,
+                // `audio-<n>.aac`; the next are `audio-2.m3u8`, `audio-2-<n>.aac` …
+                audio += 1
+                tracks.append(HLSTrack(kind: .audio, playlist: playlist, rendition: summary,
+                                       prefix: audio == 1 ? "audio-" : "audio-\(audio)-",
+                                       playlistName: audio == 1 ? "audio.m3u8" : "audio-\(audio).m3u8"))
             case .subtitles:
                 subtitles += 1
                 tracks.append(HLSTrack(kind: .subtitles, playlist: playlist, rendition: summary,
@@ -149,13 +153,17 @@ public final class HLSStream: Sendable {
         guard tracks.count > 1 else { return trackPlaylist(0, folder: folder) }
         var lines = ["#EXTM3U", "#EXT-X-VERSION:3"]
         var audioGroup: String?, subtitlesGroup: String?
-        for track in tracks.dropFirst() {
+        // One DEFAULT=YES audio: the rendition the origin made default, else the first.
+        let defaultAudio = tracks.firstIndex { $0.kind == .audio && $0.rendition?.isDefault == true }
+            ?? tracks.firstIndex { $0.kind == .audio }
+        for (number, track) in tracks.enumerated().dropFirst() {
             guard let rendition = track.rendition else { continue }
             let group = Self.quotable(rendition.groupID)
             var attributes = [track.kind == .audio ? "TYPE=AUDIO" : "TYPE=SUBTITLES", "GROUP-ID=\"\(group)\"",
                               "NAME=\"\(Self.quotable(rendition.name))\""]
             if let language = rendition.language { attributes.append("LANGUAGE=\"\(Self.quotable(language))\"") }
-            attributes += ["DEFAULT=\(rendition.isDefault || track.kind == .audio ? "YES" : "NO")", "AUTOSELECT=YES",
+            let isDefault = track.kind == .audio ? number == defaultAudio : rendition.isDefault
+            attributes += ["DEFAULT=\(isDefault ? "YES" : "NO")", "AUTOSELECT=YES",
                            "URI=\"\(folder)/\(track.playlistName)\""]
             lines.append("#EXT-X-MEDIA:" + attributes.joined(separator: ","))
             if track.kind == .audio { audioGroup = group } else { subtitlesGroup = group }

@@ -35,12 +35,12 @@ public final class HLSStreams: Sendable {
         return stream
     }
 
-    /// The rendition to download for `quality`: the chosen one when it was chosen for the
-    /// same quality, else a new choice (the old one's cache files are the caller's to drop).
-    /// Blocking (network).
-    public func resolve(itemID: Int64, quality: String?, maxBytes: Int64?) throws(HLSFailure) -> HLSStream {
+    /// The rendition to download for `quality` and `audio` (the stored forms): the chosen one
+    /// when it was chosen for the same, else a new choice (the old one's cache files are the
+    /// caller's to drop). Blocking (network).
+    public func resolve(itemID: Int64, quality: String?, audio: String?, maxBytes: Int64?) throws(HLSFailure) -> HLSStream {
         try resolving.withLock { _ throws(HLSFailure) -> HLSStream in
-            if let current = stream(itemID: itemID), current.record.quality == quality { return current }
+            if let current = stream(itemID: itemID), current.record.isChoice(quality: quality, audio: audio) { return current }
             let item: Item
             do {
                 guard let found = try store.item(id: itemID) else { throw HLSFailure(.contentNotFound, "no item with id \(itemID)") }
@@ -50,7 +50,7 @@ public final class HLSStreams: Sendable {
             } catch {
                 throw HLSFailure(.downloadFailed, "library database: \(error)")
             }
-            let record = try resolver.resolve(item: item, quality: quality, maxBytes: maxBytes,
+            let record = try resolver.resolve(item: item, quality: quality, audio: audio, maxBytes: maxBytes,
                                               destinationPolicy: destinationPolicy(item), now: store.clock())
             let stream = try HLSStream(record: record)
             do { try store.putHLSStream(record) } catch {
@@ -74,9 +74,22 @@ public final class HLSStreams: Sendable {
             return
         }
         background.async { [self] in
-            let quality = (try? store.item(id: itemID))?.quality
-            completion(Result { () throws(HLSFailure) in try resolve(itemID: itemID, quality: quality, maxBytes: nil) })
+            let item = try? store.item(id: itemID)
+            completion(Result { () throws(HLSFailure) in
+                try resolve(itemID: itemID, quality: item?.quality, audio: item?.audioLanguages, maxBytes: nil)
+            })
         }
+    }
+
+    /// The variants of an HLS item's master playlist: those stored with its chosen rendition,
+    /// else fetched now and not stored (a command run beside a mount must not write the
+    /// mount's records). Blocking (network) only when none is stored.
+    public func variants(itemID: Int64) throws(HLSFailure) -> [HLSVariantRecord] {
+        if let record = stream(itemID: itemID)?.record, !record.variants.isEmpty || record.bandwidth == nil {
+            return record.variants
+        }
+        guard let item = try? store.item(id: itemID) else { throw HLSFailure(.contentNotFound, "no item with id \(itemID)") }
+        return try resolver.variants(item: item, destinationPolicy: destinationPolicy(item))
     }
 
     /// Segments on disk and in the rendition, when one is chosen (`status`, xattrs).

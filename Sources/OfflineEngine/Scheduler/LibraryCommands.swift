@@ -94,9 +94,14 @@ public struct LibraryCommands: CommandPerformer {
                 + (engine == nil ? "; an engine fetches it (offlinefs download --wait, or a mount)" : "") + idSuffix(pending)
         }
         engine?.scheduler.resetRetries(itemID: item.id)
-        let quality = options.quality.map(Self.describe)
-        try store.setRequested(itemID: item.id, true, quality: quality, partialSeconds: options.partialSeconds)
+        let quality = options.quality.flatMap { $0 == .auto ? nil : $0.text }
+        try store.setRequested(itemID: item.id, true, quality: quality, audio: options.audio.flatMap(HLSAudioLanguages.canonical),
+                               partialSeconds: options.partialSeconds)
+        try store.resetHLSChoice(itemID: item.id, quality: options.quality == .auto, audio: options.audio?.isEmpty == true)
         switch item.state {
+        case .cached where try choiceChanged(item):
+            try store.setState(itemID: item.id, state: .queued)
+            return "\(name(item)): queued (another variant or audio asked)"
         case .cached:
             return "\(name(item)): already cached"
         case .downloading, .queued, .metadataPending:
@@ -123,13 +128,12 @@ public struct LibraryCommands: CommandPerformer {
 
     private func idSuffix(_ item: Item) -> String { " [id \(item.id)]" }
 
-    private static func describe(_ quality: DownloadOptions.Quality) -> String {
-        switch quality {
-        case .low: "low"
-        case .medium: "medium"
-        case .high: "high"
-        case .bitsPerSecond(let bits): String(bits)
-        }
+    /// Whether an HLS item's stored choice (quality, audio) now differs from the rendition it
+    /// was downloaded in: then a download fetches it again.
+    private func choiceChanged(_ item: Item) throws -> Bool {
+        guard item.type == .hls, let record = try store.hlsStream(itemID: item.id),
+              let updated = try store.item(id: item.id) else { return false }
+        return !record.isChoice(quality: updated.quality, audio: updated.audioLanguages)
     }
 
     private func pause(_ item: Item) throws -> String {

@@ -14,9 +14,9 @@ extension HLSStreams {
         let maxBytes = (try? store.policies())?.fileSizeMax.bytes
         var warnings: [String] = []
         for itemID in itemIDs {
-            let quality = (try? store.item(id: itemID))?.quality
+            let item = try? store.item(id: itemID)
             do {
-                _ = try resolve(itemID: itemID, quality: quality, maxBytes: maxBytes)
+                _ = try resolve(itemID: itemID, quality: item?.quality, audio: item?.audioLanguages, maxBytes: maxBytes)
             } catch {
                 warnings.append("HLS item \(itemID): playlist not prepared: \(error.message)")
             }

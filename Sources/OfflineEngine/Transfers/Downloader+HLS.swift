@@ -16,14 +16,16 @@ extension Downloader {
 
     func downloadHLS(_ item: Item, recordingFailures record: Bool) throws -> DownloadResult {
         let policies = try store.policies()
-        if let chosen = hls.stream(itemID: item.id), chosen.record.quality != item.quality {
-            // Another quality was asked: the old rendition's files go before the new ones come.
+        if let chosen = hls.stream(itemID: item.id), !chosen.record.isChoice(quality: item.quality, audio: item.audioLanguages) {
+            // Another quality or audio was asked: the old rendition's files go before the new
+            // ones come (their cache keys follow the renditions' order).
             discardHLSFiles(chosen)
             hls.forget(itemID: item.id)
         }
         let stream: HLSStream
         do {
-            stream = try hls.resolve(itemID: item.id, quality: item.quality, maxBytes: policies.fileSizeMax.bytes)
+            stream = try hls.resolve(itemID: item.id, quality: item.quality, audio: item.audioLanguages,
+                                     maxBytes: policies.fileSizeMax.bytes)
         } catch {
             return try finish(item, error.isTransient ? .idle : .failed, error.code, error.message, record: record)
         }

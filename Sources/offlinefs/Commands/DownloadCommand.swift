@@ -21,8 +21,11 @@ struct DownloadCommand: ParsableCommand {
 
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The items.") var references: [String]
-    @Option(help: "HLS quality: low, medium, high or bits per second.") var quality: String?
+    @Option(help: "HLS quality: low, medium, high, auto (the default again) or bits per second; kept for later downloads.")
+    var quality: String?
     @Option(help: "HLS: only the first N seconds.") var partial: Double?
+    @Option(help: "HLS: audio languages fetched beside the default audio (en,fr), or default; kept for later downloads.")
+    var audio: String?
     @Flag(help: "Run the engine here until the downloads end.") var wait = false
 
     func validate() throws {
@@ -95,16 +98,14 @@ struct DownloadCommand: ParsableCommand {
 
     private func parsedOptions() throws -> DownloadOptions {
         var result = DownloadOptions(partialSeconds: partial)
-        switch quality?.lowercased() {
-        case nil: break
-        case "low": result.quality = .low
-        case "medium": result.quality = .medium
-        case "high": result.quality = .high
-        case let text?:
-            guard let bits = Int(text), bits > 0 else {
-                throw ValidationError("--quality takes low, medium, high or a number of bits per second")
+        if let quality {
+            guard let parsed = DownloadOptions.Quality(quality) else {
+                throw ValidationError("--quality takes low, medium, high, auto or a number of bits per second")
             }
-            result.quality = .bitsPerSecond(bits)
+            result.quality = parsed
+        }
+        if let audio {
+            do { result.audio = try ControlLanguage.audioLanguages(audio) } catch { throw ValidationError("--audio: \(error)") }
         }
         return result
     }
