@@ -114,7 +114,8 @@ final class ItemReader: Sendable {
         }
         let open = OpenFile(itemID: item.id, fileNumber: fileNumber, key: entry.key, size: size,
                             path: byteSource.cacheFilePath(itemID: item.id, file: entry.key), readerClass: readerClass,
-                            playback: entry.isMedia && readerClass == .player ? startPlayback(itemID: item.id, size: size) : nil)
+                            playback: entry.isMedia && readerClass == .player ? startPlayback(itemID: item.id, size: size) : nil,
+                            scannerReads: entry.isMedia && readerClass == .scanner ? (try? store.policies())?.scannerReads ?? .header : nil)
         answer.handle = table.withLock { table in
             defer { table.nextHandle += 1 }
             table.files[table.nextHandle] = open
@@ -124,8 +125,8 @@ final class ItemReader: Sendable {
         }
         if entry.isMedia { byteSource.readerOpened(itemID: item.id) }
         if case .passthrough(let backing)? = mode { return .success(OpenAnswer(file: answer, passthrough: backing)) }
-        // A scanner's first read asks for what it reads, no more.
-        guard entry.isMedia, readerClass != .scanner else { return .success(OpenAnswer(file: answer)) }
+        // A scanner's or prober's first read asks for what it reads, no more.
+        guard entry.isMedia, !readerClass.readsPieces else { return .success(OpenAnswer(file: answer)) }
         // The first bytes are on their way while the program gets its open and asks for them.
         // Only after the answer: the transfer thread, woken on this CPU, would otherwise do its
         // connecting before the answer is sent.
@@ -262,6 +263,13 @@ final class ItemReader: Sendable {
         }
         if byteSource.isAvailable(itemID: file.itemID, file: file.key, range: range) {
             answerFromCacheFile(file, range, reply)
+            return
+        }
+
+        // A thumbnailer or an indexer gets the uncached bytes `scanner-reads` allows, and an
+        // error at once for the rest (it then describes the file from what it has).
+        if let limit = file.scannerReads, !limit.allows(offset..<end, size: file.size) {
+            reply.fail(.ioError)
             return
         }
 

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineEngine
+import OfflineStore
 import Synchronization
 
 /// One open item file (a `fuse_file_info.fh`): what it is, its cache file descriptor and the
@@ -31,6 +32,8 @@ final class OpenFile: Sendable {
     let readerClass: ReaderClass
     /// A player's open of the media: told every read, ended at the last close.
     let playback: PlaybackSession?
+    /// A scanner's open of the media: the uncached bytes it may have (policy `scanner-reads`).
+    let scannerReads: ScannerReads?
 
     private struct Pattern {
         var nextOffset: Int64 = -1
@@ -52,9 +55,10 @@ final class OpenFile: Sendable {
 
     init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String, baseOffset: Int64 = 0,
          memory: [UInt8]? = nil, joined: HLSJoinedFile? = nil, playbackOffset: Int64? = nil,
-         readerClass: ReaderClass = .other, playback: PlaybackSession? = nil) {
+         readerClass: ReaderClass = .other, playback: PlaybackSession? = nil, scannerReads: ScannerReads? = nil) {
         self.itemID = itemID
         self.playback = playback
+        self.scannerReads = scannerReads
         self.readerClass = readerClass
         self.fileNumber = fileNumber
         self.key = key
@@ -87,7 +91,7 @@ final class OpenFile: Sendable {
     /// over out of order: a read that starts close to where the last one ended counts as
     /// sequential too.
     func readAhead(offset: Int64, end: Int64) -> Int64 {
-        if readerClass == .scanner { return 0 }
+        if readerClass.readsPieces { return 0 }
         return pattern.withLock { pattern in
             if pattern.nextOffset >= 0 && abs(offset - pattern.nextOffset) <= Self.reorderSlack {
                 pattern.readAhead = min(max(pattern.readAhead * 2, Self.firstReadAhead), Self.maxReadAhead)

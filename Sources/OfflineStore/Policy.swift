@@ -16,6 +16,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
     case recentDays = "recent-days"
     case syncInterval = "sync-interval"
     case deleteWatchedAfter = "delete-watched-after"
+    case scannerReads = "scanner-reads"
 
     /// The name users type.
     public var name: String { rawValue }
@@ -33,6 +34,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .recentDays: "7"
         case .syncInterval: "1h"
         case .deleteWatchedAfter: "never"
+        case .scannerReads: "header"
         }
     }
 
@@ -50,6 +52,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .recentDays: "a number of days from 0 to 36500 (e.g. 7 or 7d)"
         case .syncInterval: "a duration of at least 1m such as 30m, 1h, 2d, 90s"
         case .deleteWatchedAfter: "'never' or a duration such as 7d, 12h, 0 (at once)"
+        case .scannerReads: "allow, header (the first and last MiB of a file) or cached-only"
         }
     }
 
@@ -81,6 +84,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
             value = PolicyParsing.duration(text).flatMap { $0 >= 60 ? PolicyParsing.formatDuration($0) : nil }
         case .deleteWatchedAfter:
             value = ["never", "off"].contains(text.lowercased()) ? "never" : PolicyParsing.duration(text).map(PolicyParsing.formatDuration)
+        case .scannerReads: value = ScannerReads(rawValue: text.lowercased())?.rawValue
         }
         guard let value else {
             throw StoreError(.invalidPolicyValue, "invalid value '\(raw)' for \(name): expected \(acceptedForms)")
@@ -104,6 +108,33 @@ public enum ByteLimit: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .unlimited: "unlimited"
         case .bytes(let n): PolicyParsing.formatBytes(n)
+        }
+    }
+}
+
+/// What uncached bytes of an item's media a scanner (a thumbnailer, an indexer, a media
+/// server's scan) may have fetched for it; cached bytes it always reads.
+public enum ScannerReads: String, Sendable, CaseIterable, Hashable {
+    /// Whatever it reads.
+    case allow
+    /// The first and last MiB of the file: a container's header and index, where thumbnailers
+    /// and indexers find what they describe.
+    case header
+    /// Nothing that is not cached.
+    case cachedOnly = "cached-only"
+
+    /// The bytes at the start and at the end of a file `header` allows.
+    public static let headerBytes: Int64 = 1 << 20
+
+    /// Whether a scanner may fetch `range` (a part of it not in the cache) of a `size`-byte file.
+    public func allows(_ range: Range<Int64>, size: Int64?) -> Bool {
+        switch self {
+        case .allow: return true
+        case .cachedOnly: return false
+        case .header:
+            if range.upperBound <= Self.headerBytes { return true }
+            guard let size else { return false }
+            return range.lowerBound >= size - Self.headerBytes
         }
     }
 }
@@ -183,6 +214,8 @@ public struct PolicySet: Sendable, Hashable {
     public var syncInterval: TimeInterval
     /// Seconds after an item is marked watched that its cached media is evicted; nil: never.
     public var deleteWatchedAfter: TimeInterval?
+    /// What uncached bytes scanner-class programs may have read.
+    public var scannerReads: ScannerReads
 
     /// Builds the set from canonical stored strings; anything missing or unreadable is the default.
     init(values: [Policy: String]) {
@@ -202,6 +235,7 @@ public struct PolicySet: Sendable, Hashable {
         recentDays = Int(text(.recentDays)) ?? 7
         syncInterval = PolicyParsing.duration(text(.syncInterval)) ?? 3600
         deleteWatchedAfter = PolicyParsing.duration(text(.deleteWatchedAfter))
+        scannerReads = ScannerReads(rawValue: text(.scannerReads)) ?? .header
     }
 
     /// All defaults.

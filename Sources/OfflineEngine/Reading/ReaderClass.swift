@@ -6,12 +6,22 @@ import Foundation
 public enum ReaderClass: String, Sendable, CaseIterable {
     /// Plays media start to end, and seeks (mpv, vlc, ffmpeg, media-server transcoders).
     case player
-    /// Reads pieces to describe a file (thumbnailers, indexers, `file`, minidlna).
+    /// Runs on its own over many files and reads pieces of each (thumbnailers, indexers,
+    /// minidlna): fetches what it reads, and the policy `scanner-reads` limits what uncached
+    /// bytes it may have.
     case scanner
+    /// Reads pieces of a file a person asked about (`file`, `ffprobe`, `mediainfo`): fetches
+    /// what it reads, never limited.
+    case prober
     /// Reads whole files to copy them (cp, rsync, tar, smbd).
     case copier
     /// Anything else (`cat`, `head`, shells, unknown programs).
     case other
+}
+
+extension ReaderClass {
+    /// Scanners and probers read pieces: no first window, no read-ahead.
+    public var readsPieces: Bool { self == .scanner || self == .prober }
 }
 
 /// Which program names are which `ReaderClass`: the lists in one place (docs/reads.md shows
@@ -23,8 +33,9 @@ public struct ProgramClasses: Sendable, Hashable {
                   "haruna", "clapper", "parole", "dragon", "gst-play-1.0", "mpc-qt", "jellyfinmediaplayer",
                   "plexmediaserver", "Plex Transcoder", "jellyfin", "rhythmbox", "audacious", "clementine",
                   "strawberry", "lollypop", "elisa", "mpg123", "mpg321", "ogg123", "aplay", "paplay"],
+        .prober: ["file", "ffprobe", "mediainfo", "exiftool"],
         .scanner: ["ffmpegthumbnailer", "totem-video-thumbnailer", "gnome-desktop-thumbnailer", "evince-thumbnailer",
-                   "tumblerd", "gst-discoverer-1.0", "ffprobe", "mediainfo", "exiftool", "file", "tracker-extract",
+                   "tumblerd", "gst-discoverer-1.0", "tracker-extract",
                    "tracker-extract-3", "tracker-miner-fs", "tracker-miner-fs-3", "localsearch-extractor",
                    "localsearch-3", "baloo_file", "baloo_file_extractor", "minidlnad", "minidlna", "nautilus", "thunar",
                    "dolphin", "nemo", "caja", "pcmanfm", "kioworker", "kioslave5", "updatedb", "plocate"],
@@ -48,7 +59,7 @@ public struct ProgramClasses: Sendable, Hashable {
         for pair in overrides.split(separator: ",") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
             let parts = pair.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.count == 2, !parts[0].isEmpty, let readerClass = ReaderClass(rawValue: parts[1]) else {
-                throw ParseError("reader class '\(pair)': use name:player, name:scanner, name:copier or name:other")
+                throw ParseError("reader class '\(pair)': use name:player, name:scanner, name:prober, name:copier or name:other")
             }
             byName[Self.key(parts[0])] = readerClass
         }
