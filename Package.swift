@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "OfflineEngine",
             dependencies: [
-                "OfflineHTTP", "OfflineStore", "OfflineFeeds", "CCryptoShim",
+                "OfflineHTTP", "OfflineStore", "OfflineFeeds", "CCryptoShim", "CSystemShim",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -17,6 +17,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
     case syncInterval = "sync-interval"
     case deleteWatchedAfter = "delete-watched-after"
     case scannerReads = "scanner-reads"
+    case hook
 
     /// The name users type.
     public var name: String { rawValue }
@@ -35,6 +36,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .syncInterval: "1h"
         case .deleteWatchedAfter: "never"
         case .scannerReads: "header"
+        case .hook: "none"
         }
     }
 
@@ -53,6 +55,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .syncInterval: "a duration of at least 1m such as 30m, 1h, 2d, 90s"
         case .deleteWatchedAfter: "'never' or a duration such as 7d, 12h, 0 (at once)"
         case .scannerReads: "allow, header (the first and last MiB of a file) or cached-only"
+        case .hook: "a shell command run on events (at most 4096 bytes, one line), or none"
         }
     }
 
@@ -85,6 +88,9 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .deleteWatchedAfter:
             value = ["never", "off"].contains(text.lowercased()) ? "never" : PolicyParsing.duration(text).map(PolicyParsing.formatDuration)
         case .scannerReads: value = ScannerReads(rawValue: text.lowercased())?.rawValue
+        case .hook:
+            let oneLine = !text.contains(where: \.isNewline) && !text.contains("\0") && text.utf8.count <= 4096
+            value = ["", "none", "off"].contains(text.lowercased()) ? "none" : (oneLine ? text : nil)
         }
         guard let value else {
             throw StoreError(.invalidPolicyValue, "invalid value '\(raw)' for \(name): expected \(acceptedForms)")
@@ -216,6 +222,8 @@ public struct PolicySet: Sendable, Hashable {
     public var deleteWatchedAfter: TimeInterval?
     /// What uncached bytes scanner-class programs may have read.
     public var scannerReads: ScannerReads
+    /// The shell command run on events (`HookRunner`); nil: none.
+    public var hook: String?
 
     /// Builds the set from canonical stored strings; anything missing or unreadable is the default.
     init(values: [Policy: String]) {
@@ -236,6 +244,7 @@ public struct PolicySet: Sendable, Hashable {
         syncInterval = PolicyParsing.duration(text(.syncInterval)) ?? 3600
         deleteWatchedAfter = PolicyParsing.duration(text(.deleteWatchedAfter))
         scannerReads = ScannerReads(rawValue: text(.scannerReads)) ?? .header
+        hook = text(.hook) == "none" ? nil : text(.hook)
     }
 
     /// All defaults.

@@ -20,6 +20,8 @@ public struct EventKind: RawRepresentable, Sendable, Codable, Hashable, Expressi
     public static let discovered: EventKind = "discovered"
     /// A downloading item's progress (`ProgressEvents`).
     public static let progress: EventKind = "progress"
+    /// An item's licence expires within the hour (once per expiry).
+    public static let licenceExpiring: EventKind = "licence-expiring"
 }
 
 /// One line of the append-only event log (`.events`).
@@ -34,4 +36,15 @@ public struct StoreEvent: Sendable, Codable, Hashable {
     public var message: String
     /// JSON text, when the event carries structured details.
     public var details: String?
+
+    public init(seq: Int64, time: Date, kind: EventKind, itemID: Int64?, sourceID: Int64?, message: String,
+                details: String?) {
+        self.seq = seq
+        self.time = time
+        self.kind = kind
+        self.itemID = itemID
+        self.sourceID = sourceID
+        self.message = message
+        self.details = details
+    }
 }

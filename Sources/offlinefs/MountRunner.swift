@@ -64,6 +64,7 @@ struct MountRunner {
             }
         }
         engine.lock.record(mountpoint: mountpoint)
+        engine.hooks.setMountpoint(mountpoint)
         // libdispatch makes its event loop (an epoll, an eventfd, timerfds) at the first timer
         // and traps when it cannot: the first read's timer, run while the mount was out of
         // descriptors, ended the mount. Made now, while descriptors are free (after the fork).

@@ -13,6 +13,8 @@ public final class Engine: Sendable {
     public let licences: Licences
     /// Resume points and watched marks from players' reads.
     public let playback: PlayTracker
+    /// The `hook` policy's command, run on events.
+    public let hooks: HookRunner
     public let scheduler: Scheduler
     public let clock: any EngineClock
     /// Deletes and evictions waiting for the item's last reader to close (as unlink waits).
@@ -32,6 +34,7 @@ public final class Engine: Sendable {
         scheduler = Scheduler(store: library.store, transfers: transfers, licences: licences, client: library.client,
                               syncSettings: library.syncSettings, clock: clock, configuration: configuration)
         playback = PlayTracker(store: library.store, licences: licences, clock: clock)
+        hooks = HookRunner(store: library.store, settings: configuration.hooks)
         let scheduler = scheduler, playback = playback
         transfers.fetcher.onPlayback { itemID, size in playback.start(itemID: itemID, size: size) }
         licences.onChange { _ in scheduler.poke() }
@@ -46,10 +49,12 @@ public final class Engine: Sendable {
             _ = try? store.setState(itemID: item.id, state: .queued)
         }
         scheduler.start()
+        hooks.start()
     }
 
     /// Stops the scheduler and every transfer; interrupted downloads stay `queued`.
     public func stop() {
+        hooks.stop()
         scheduler.stop()
         playback.drain()
         licences.drain()

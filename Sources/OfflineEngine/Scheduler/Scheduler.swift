@@ -33,6 +33,8 @@ public final class Scheduler: Sendable {
         var lookups: [Int64: RetryState] = [:]
         var lookupsRunning: Set<Int64> = []
         var thumbnailsRunning: Set<Int64> = []
+        /// The expiry each item's `licence-expiring` event was written for (once per expiry).
+        var expiryWarnings: [Int64: Date] = [:]
         var syncing = false
         var timer: (any ClockTimer)?
         var timerDate: Date?
@@ -200,6 +202,7 @@ public final class Scheduler: Sendable {
             guard let expiry = licence.expiresAt else { continue }
             guard expiry <= now else {
                 wakeAt.append(expiry)
+                warnOfExpiry(licence, expiry: expiry, now: now, wakeAt: &wakeAt)
                 continue
             }
             guard let item = try? store.item(id: licence.itemID), item.state != .deleted, item.state != .discovered,
@@ -208,6 +211,23 @@ public final class Scheduler: Sendable {
             _ = try? store.setState(itemID: item.id, state: .failed, error: .licenceExpired,
                                     detail: "the licence expired at \(LicenceClock.iso(expiry))")
         }
+    }
+
+    /// One `licence-expiring` event per expiry, an hour before it (the `hook` runs on it).
+    private func warnOfExpiry(_ licence: Licence, expiry: Date, now: Date, wakeAt: inout [Date]) {
+        let warnAt = expiry.addingTimeInterval(-3600)
+        guard warnAt <= now else {
+            wakeAt.append(warnAt)
+            return
+        }
+        let first = state.withLock { s -> Bool in
+            guard s.expiryWarnings[licence.itemID] != expiry else { return false }
+            s.expiryWarnings[licence.itemID] = expiry
+            return true
+        }
+        guard first, let item = try? store.item(id: licence.itemID), item.state != .deleted else { return }
+        _ = try? store.appendEvent(kind: .licenceExpiring, itemID: item.id, sourceID: item.sourceID,
+                                   message: "\(item.fileName ?? item.contentID): the licence expires at \(LicenceClock.iso(expiry))")
     }
 
     /// `metadata-pending`: items whose metadata arrived become `queued`; the others get a

@@ -21,6 +21,8 @@ public struct SchedulerConfiguration: Sendable {
     public var freeSpace: @Sendable (URL) -> Int64? = SpaceManager.statvfsFreeSpace
     /// Immediate resumes inside one download after a transient failure, before back-off.
     public var attemptsPerDownload = 3
+    /// The `hook` command's bounds (tests shorten them).
+    public var hooks = HookRunner.Settings()
 
     public init() {}
 }
