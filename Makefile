@@ -30,6 +30,8 @@ BASHCOMPDIR   ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR    ?= $(DATADIR)/zsh/vendor-completions
 FISHCOMPDIR   ?= $(DATADIR)/fish/vendor_completions.d
 DEMODIR       ?= $(DATADIR)/offlinefs/demo
+# Dolphin's service menus (KDE Frameworks 5.85 and later read them here).
+SERVICEMENUDIR ?= $(DATADIR)/kio/servicemenus
 
 INSTALL       ?= install
 MANPAGES      := man/offlinefs.1 man/offlinefs.5 man/offlinefs-control.7
@@ -73,6 +75,10 @@ endif
 	chmod -R u=rwX,go=rX $(DESTDIR)$(DEMODIR)
 	$(INSTALL) -d $(DESTDIR)$(MPVSCRIPTDIR)
 	$(INSTALL) -m 644 mount-helpers/offlinefs.lua $(DESTDIR)$(MPVSCRIPTDIR)/offlinefs.lua
+	$(INSTALL) -d $(DESTDIR)$(SERVICEMENUDIR)
+	sed 's|/usr/bin/offlinefs|$(BINDIR)/offlinefs|g' mount-helpers/offlinefs-actions.desktop \
+	    > $(DESTDIR)$(SERVICEMENUDIR)/offlinefs-actions.desktop
+	chmod 644 $(DESTDIR)$(SERVICEMENUDIR)/offlinefs-actions.desktop
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/offlinefs
@@ -84,6 +90,7 @@ uninstall:
 	    $(DESTDIR)$(FISHCOMPDIR)/offlinefs.fish
 	rm -rf $(DESTDIR)$(DEMODIR)
 	rm -f $(DESTDIR)$(MPVSCRIPTDIR)/offlinefs.lua
+	rm -f $(DESTDIR)$(SERVICEMENUDIR)/offlinefs-actions.desktop
 	-rmdir $(DESTDIR)$(DATADIR)/offlinefs 2>/dev/null
 
 # The same lint the tests run: no output means no warning.

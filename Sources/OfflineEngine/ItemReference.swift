@@ -11,7 +11,7 @@ public enum ItemReference {
            let item = try store.item(fileName: parts[parts.count - 1]) {
             return item
         }
-        if parts.count == 2, let item = try store.item(fileName: parts[1]), parts[0] == "recent" {
+        if parts.count == 2, let item = try store.item(fileName: parts[1]), parts[0] == "recent" || parts[0] == "unwatched" {
             return item
         }
         if let slash = trimmed.firstIndex(of: "/") {

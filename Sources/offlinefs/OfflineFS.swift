@@ -20,6 +20,7 @@ struct OfflineFS: ParsableCommand {
             PauseCommand.self, ResumeCommand.self, CancelCommand.self, DeleteCommand.self,
             EvictCommand.self, LockCommand.self, UnlockCommand.self, RenewCommand.self, AcquireCommand.self,
             PlayedCommand.self, WatchedCommand.self, UnwatchedCommand.self, VariantsCommand.self, StatusCommand.self,
+            ActionCommand.self, DesktopCommand.self,
             MountCommand.self, UnmountCommand.self, DemoCommand.self, MountHelperCommand.self,
         ]
     )

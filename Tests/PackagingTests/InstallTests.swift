@@ -45,6 +45,7 @@ struct InstallTests {
             "usr/lib/systemd/user/offlinefs@.service",
             "usr/share/bash-completion/completions/offlinefs",
             "usr/share/fish/vendor_completions.d/offlinefs.fish",
+            "usr/share/kio/servicemenus/offlinefs-actions.desktop",
             "usr/share/man/man1/offlinefs.1",
             "usr/share/man/man5/offlinefs.5",
             "usr/share/man/man7/offlinefs-control.7",
@@ -81,6 +82,8 @@ struct InstallTests {
             #expect(copy == (try Data(contentsOf: Tool.repository.appendingPathComponent("man/" + source))))
         }
 
+        let menu = try String(contentsOf: root.appendingPathComponent("usr/share/kio/servicemenus/offlinefs-actions.desktop"), encoding: .utf8)
+        #expect(menu.contains("Exec=/usr/bin/offlinefs action download %F"))
         let script = try Data(contentsOf: root.appendingPathComponent("etc/mpv/scripts/offlinefs.lua"))
         #expect(script == (try Data(contentsOf: Tool.repository.appendingPathComponent("mount-helpers/offlinefs.lua"))))
 
