@@ -6,6 +6,7 @@
 //   CCryptoShim             SHA-256 from the system libcrypto (OpenSSL EVP)
 //   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
 //   OfflineFUSE             typed Swift binding over libfuse3's low-level API
+//   OfflineDBus             typed Swift binding over libsystemd's sd-bus (CSystemd)
 //   OfflineStore            the SQLite library database (GRDB), records, file naming
 //   OfflineFeeds            pure parsers for JSON catalogs, RSS and Atom (untrusted input)
 //   OfflineEngine           sync, downloads, scheduler: the one engine every front end uses
@@ -48,6 +49,8 @@ let package = Package(
             name: "CFuseShim",
             linkerSettings: [.linkedLibrary("fuse3")]
         ),
+        // libsystemd's sd-bus: NetworkManager's metered flag on the system bus.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Bindings and layers
         .target(
@@ -58,6 +61,12 @@ let package = Package(
         .target(
             name: "OfflineFUSE",
             dependencies: ["CFuseShim"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineDBus",
+            // CSystemShim: eventfd(2), which Swift's Glibc module leaves out.
+            dependencies: ["CSystemd", "CSystemShim"],
             swiftSettings: swiftSettings
         ),
         .target(
