@@ -16,6 +16,10 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
     case recentDays = "recent-days"
     case syncInterval = "sync-interval"
     case deleteWatchedAfter = "delete-watched-after"
+    case onMetered = "on-metered"
+    case onBattery = "on-battery"
+    case minBattery = "min-battery"
+    case exemptLocalOrigins = "exempt-local-origins"
 
     /// The name users type.
     public var name: String { rawValue }
@@ -33,6 +37,10 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .recentDays: "7"
         case .syncInterval: "1h"
         case .deleteWatchedAfter: "never"
+        case .onMetered: "pause"
+        case .onBattery: "allow"
+        case .minBattery: "0"
+        case .exemptLocalOrigins: "on"
         }
     }
 
@@ -50,6 +58,9 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .recentDays: "a number of days from 0 to 36500 (e.g. 7 or 7d)"
         case .syncInterval: "a duration of at least 1m such as 30m, 1h, 2d, 90s"
         case .deleteWatchedAfter: "'never' or a duration such as 7d, 12h, 0 (at once)"
+        case .onMetered, .onBattery: "pause or allow"
+        case .minBattery: "a percentage from 0 to 100 (e.g. 20 or 20%)"
+        case .exemptLocalOrigins: "on, off, true, false, yes, no, 1 or 0"
         }
     }
 
@@ -81,6 +92,11 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
             value = PolicyParsing.duration(text).flatMap { $0 >= 60 ? PolicyParsing.formatDuration($0) : nil }
         case .deleteWatchedAfter:
             value = ["never", "off"].contains(text.lowercased()) ? "never" : PolicyParsing.duration(text).map(PolicyParsing.formatDuration)
+        case .onMetered, .onBattery: value = ["pause", "allow"].first { $0 == text.lowercased() }
+        case .minBattery:
+            let percent = text.hasSuffix("%") ? String(text.dropLast()).trimmingCharacters(in: .whitespaces) : text
+            value = PolicyParsing.integer(percent, in: 0...100).map(String.init)
+        case .exemptLocalOrigins: value = PolicyParsing.bool(text).map { $0 ? "on" : "off" }
         }
         guard let value else {
             throw StoreError(.invalidPolicyValue, "invalid value '\(raw)' for \(name): expected \(acceptedForms)")
@@ -183,6 +199,14 @@ public struct PolicySet: Sendable, Hashable {
     public var syncInterval: TimeInterval
     /// Seconds after an item is marked watched that its cached media is evicted; nil: never.
     public var deleteWatchedAfter: TimeInterval?
+    /// `on-metered pause`: no media download on a connection NetworkManager calls metered.
+    public var pauseOnMetered: Bool
+    /// `on-battery pause`: no media download while the machine runs on battery.
+    public var pauseOnBattery: Bool
+    /// Percent: no media download on battery below this charge (0: any charge).
+    public var minBattery: Int
+    /// Downloads from loopback or private-network origins ignore the three rules above.
+    public var exemptLocalOrigins: Bool
 
     /// Builds the set from canonical stored strings; anything missing or unreadable is the default.
     init(values: [Policy: String]) {
@@ -202,6 +226,10 @@ public struct PolicySet: Sendable, Hashable {
         recentDays = Int(text(.recentDays)) ?? 7
         syncInterval = PolicyParsing.duration(text(.syncInterval)) ?? 3600
         deleteWatchedAfter = PolicyParsing.duration(text(.deleteWatchedAfter))
+        pauseOnMetered = text(.onMetered) == "pause"
+        pauseOnBattery = text(.onBattery) == "pause"
+        minBattery = Int(text(.minBattery)) ?? 0
+        exemptLocalOrigins = PolicyParsing.bool(text(.exemptLocalOrigins)) ?? true
     }
 
     /// All defaults.
