@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "OfflineEngine",
             dependencies: [
-                "OfflineHTTP", "OfflineStore", "OfflineFeeds", "CCryptoShim",
+                "OfflineHTTP", "OfflineDBus", "OfflineStore", "OfflineFeeds", "CCryptoShim",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
