@@ -13,7 +13,7 @@
 //   OfflineMount            the FUSE filesystem: translates kernel requests, asks the engine
 //   offlinefs               the command line (swift-argument-parser)
 // OfflineTestSupport (an in-process HTTP origin with fault injection) serves the tests,
-// the benchmarks and the demo.
+// the benchmarks and the demo; nm-stand-in (C, sd-bus) plays NetworkManager on a test's bus.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -123,6 +123,14 @@ let package = Package(
             dependencies: ["OfflineFUSE"],
             path: "Tests/FUSEExample",
             swiftSettings: swiftSettings
+        ),
+
+        // A stand-in NetworkManager on a test's private bus: owns the name and exports a
+        // `Metered` property that tests flip (busctl set-property) and end (SIGTERM).
+        .executableTarget(
+            name: "nm-stand-in",
+            path: "Tests/NetworkManagerStandIn",
+            linkerSettings: [.linkedLibrary("systemd")]
         ),
 
         // Tests
