@@ -6,13 +6,14 @@
 //   CCryptoShim             SHA-256 from the system libcrypto (OpenSSL EVP)
 //   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
 //   OfflineFUSE             typed Swift binding over libfuse3's low-level API
+//   OfflineDBus             typed Swift binding over libsystemd's sd-bus (CSystemd)
 //   OfflineStore            the SQLite library database (GRDB), records, file naming
 //   OfflineFeeds            pure parsers for JSON catalogs, RSS and Atom (untrusted input)
 //   OfflineEngine           sync, downloads, scheduler: the one engine every front end uses
 //   OfflineMount            the FUSE filesystem: translates kernel requests, asks the engine
 //   offlinefs               the command line (swift-argument-parser)
 // OfflineTestSupport (an in-process HTTP origin with fault injection) serves the tests,
-// the benchmarks and the demo.
+// the benchmarks and the demo; nm-stand-in (C, sd-bus) plays NetworkManager on a test's bus.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -48,6 +49,8 @@ let package = Package(
             name: "CFuseShim",
             linkerSettings: [.linkedLibrary("fuse3")]
         ),
+        // libsystemd's sd-bus: NetworkManager's metered flag on the system bus.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Bindings and layers
         .target(
@@ -58,6 +61,12 @@ let package = Package(
         .target(
             name: "OfflineFUSE",
             dependencies: ["CFuseShim"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineDBus",
+            // CSystemShim: eventfd(2), which Swift's Glibc module leaves out.
+            dependencies: ["CSystemd", "CSystemShim"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -73,7 +82,7 @@ let package = Package(
         .target(
             name: "OfflineEngine",
             dependencies: [
-                "OfflineHTTP", "OfflineStore", "OfflineFeeds", "CCryptoShim", "CSystemShim",
+                "OfflineHTTP", "OfflineDBus", "OfflineStore", "OfflineFeeds", "CCryptoShim", "CSystemShim",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -114,6 +123,14 @@ let package = Package(
             dependencies: ["OfflineFUSE"],
             path: "Tests/FUSEExample",
             swiftSettings: swiftSettings
+        ),
+
+        // A stand-in NetworkManager on a test's private bus: owns the name and exports a
+        // `Metered` property that tests flip (busctl set-property) and end (SIGTERM).
+        .executableTarget(
+            name: "nm-stand-in",
+            path: "Tests/NetworkManagerStandIn",
+            linkerSettings: [.linkedLibrary("systemd")]
         ),
 
         // Tests

@@ -3,14 +3,14 @@ import Glibc
 
 /// Classifies hosts and IP addresses as public or not (loopback, private, link-local, …),
 /// so a public feed cannot point downloads at this machine, the LAN or a cloud metadata
-/// service (169.254.169.254).
-enum AddressClass {
+/// service (169.254.169.254), and so the network and power rules can exempt the demo and a NAS.
+public enum AddressClass {
     /// Host names that mean "this machine or the LAN" without being IP literals.
     private static let localNameSuffixes = [".localhost", ".local", ".lan", ".home.arpa", ".internal"]
 
     /// True for a non-public IP literal or a local host name; false for other names,
     /// whose address is checked when the connection is made.
-    static func isNonPublic(host: String) -> Bool {
+    public static func isNonPublic(host: String) -> Bool {
         // By hand: a Foundation CharacterSet costs tens of microseconds, and this runs on a
         // reader's first open of an item.
         var trimmed = Substring(host)

@@ -18,6 +18,10 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
     case deleteWatchedAfter = "delete-watched-after"
     case scannerReads = "scanner-reads"
     case hook
+    case onMetered = "on-metered"
+    case onBattery = "on-battery"
+    case minBattery = "min-battery"
+    case exemptLocalOrigins = "exempt-local-origins"
 
     /// The name users type.
     public var name: String { rawValue }
@@ -37,6 +41,10 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .deleteWatchedAfter: "never"
         case .scannerReads: "header"
         case .hook: "none"
+        case .onMetered: "pause"
+        case .onBattery: "allow"
+        case .minBattery: "0"
+        case .exemptLocalOrigins: "on"
         }
     }
 
@@ -56,6 +64,9 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .deleteWatchedAfter: "'never' or a duration such as 7d, 12h, 0 (at once)"
         case .scannerReads: "allow, header (the first and last MiB of a file) or cached-only"
         case .hook: "a shell command run on events (at most 4096 bytes, one line), or none"
+        case .onMetered, .onBattery: "pause or allow"
+        case .minBattery: "a percentage from 0 to 100 (e.g. 20 or 20%)"
+        case .exemptLocalOrigins: "on, off, true, false, yes, no, 1 or 0"
         }
     }
 
@@ -91,6 +102,11 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .hook:
             let oneLine = !text.contains(where: \.isNewline) && !text.contains("\0") && text.utf8.count <= 4096
             value = ["", "none", "off"].contains(text.lowercased()) ? "none" : (oneLine ? text : nil)
+        case .onMetered, .onBattery: value = ["pause", "allow"].first { $0 == text.lowercased() }
+        case .minBattery:
+            let percent = text.hasSuffix("%") ? String(text.dropLast()).trimmingCharacters(in: .whitespaces) : text
+            value = PolicyParsing.integer(percent, in: 0...100).map(String.init)
+        case .exemptLocalOrigins: value = PolicyParsing.bool(text).map { $0 ? "on" : "off" }
         }
         guard let value else {
             throw StoreError(.invalidPolicyValue, "invalid value '\(raw)' for \(name): expected \(acceptedForms)")
@@ -224,6 +240,14 @@ public struct PolicySet: Sendable, Hashable {
     public var scannerReads: ScannerReads
     /// The shell command run on events (`HookRunner`); nil: none.
     public var hook: String?
+    /// `on-metered pause`: no media download on a connection NetworkManager calls metered.
+    public var pauseOnMetered: Bool
+    /// `on-battery pause`: no media download while the machine runs on battery.
+    public var pauseOnBattery: Bool
+    /// Percent: no media download on battery below this charge (0: any charge).
+    public var minBattery: Int
+    /// Downloads from loopback or private-network origins ignore the three rules above.
+    public var exemptLocalOrigins: Bool
 
     /// Builds the set from canonical stored strings; anything missing or unreadable is the default.
     init(values: [Policy: String]) {
@@ -245,6 +269,10 @@ public struct PolicySet: Sendable, Hashable {
         deleteWatchedAfter = PolicyParsing.duration(text(.deleteWatchedAfter))
         scannerReads = ScannerReads(rawValue: text(.scannerReads)) ?? .header
         hook = text(.hook) == "none" ? nil : text(.hook)
+        pauseOnMetered = text(.onMetered) == "pause"
+        pauseOnBattery = text(.onBattery) == "pause"
+        minBattery = Int(text(.minBattery)) ?? 0
+        exemptLocalOrigins = PolicyParsing.bool(text(.exemptLocalOrigins)) ?? true
     }
 
     /// All defaults.

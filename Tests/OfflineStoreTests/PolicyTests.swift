@@ -16,6 +16,7 @@ struct PolicyTests {
             #expect(p.downloadBehavior == DownloadBehavior.none)
             #expect(p.retryLimit == 3 && p.recentDays == 7)
             #expect(p.syncInterval == 3600)
+            #expect(p.pauseOnMetered && !p.pauseOnBattery && p.minBattery == 0 && p.exemptLocalOrigins)
             let all = try store.allPolicies()
             #expect(all.map(\.name) == Policy.allCases.map(\.name))
             #expect(all.allSatisfy { $0.isDefault })
@@ -47,6 +48,14 @@ struct PolicyTests {
         ("sync-interval", "1h30m", "90m"),
         ("sync-interval", "3600", "1h"),
         ("max-concurrent-downloads", "8", "8"),
+        ("on-metered", "Allow", "allow"),
+        ("on-metered", "pause", "pause"),
+        ("on-battery", "PAUSE", "pause"),
+        ("min-battery", "20", "20"),
+        ("min-battery", "20%", "20"),
+        ("min-battery", "100 %", "100"),
+        ("exempt-local-origins", "no", "off"),
+        ("exempt-local-origins", "1", "on"),
     ])
     func parse(_ name: String, _ input: String, _ canonical: String) throws {
         let policy = try Policy.named(name)
@@ -59,6 +68,8 @@ struct PolicyTests {
         ("auto-purge", "maybe"), ("download-window", "25:00-01:00"), ("download-window", "01:00-01:00"),
         ("download-window", "1-6"), ("download-behavior", "sometimes"), ("max-concurrent-downloads", "0"),
         ("retry-limit", "three"), ("sync-interval", "10s"), ("sync-interval", "1y"), ("recent-days", "-1"),
+        ("on-metered", "off"), ("on-battery", "yes"), ("min-battery", "101"), ("min-battery", "-1"),
+        ("min-battery", "15.5"), ("exempt-local-origins", "sometimes"),
     ])
     func rejects(_ name: String, _ input: String) throws {
         let policy = try Policy.named(name)

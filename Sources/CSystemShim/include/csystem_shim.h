@@ -2,10 +2,11 @@
 #define CSYSTEM_SHIM_H
 
 // C library calls that Swift's Glibc module leaves out (malloc.h is not part of it, nor
-// glibc's own posix_spawn extensions).
+// glibc's own posix_spawn extensions, nor sys/eventfd.h).
 
 #include <malloc.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
 
 /// Gives the memory malloc holds free back to the system (every arena, not only the top of
 /// the heap). Returns 1 when some was given back.

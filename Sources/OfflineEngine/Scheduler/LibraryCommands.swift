@@ -214,7 +214,7 @@ public struct LibraryCommands: CommandPerformer {
             try drop(nil)
             try store.setRequested(itemID: item.id, false)
             try store.setState(itemID: item.id, state: .deleted)
-        case .pause, .licenceExpired, .shutdown:
+        case .pause, .licenceExpired, .shutdown, .holdBack:
             break
         }
     }

@@ -2,8 +2,8 @@ import Foundation
 import OfflineStore
 
 /// Which policy stops an item from downloading now (DESIGN §1 policies), as a pure function of
-/// the item, the policies, the time and today's usage. Space (cache-limit, free-space reserve)
-/// is `SpaceManager`'s: it may evict to make room.
+/// the item, the policies, the time, today's usage and the network and power conditions.
+/// Space (cache-limit, free-space reserve) is `SpaceManager`'s: it may evict to make room.
 public enum PolicyGate {
     public enum Verdict: Sendable, Equatable {
         case go
@@ -14,7 +14,7 @@ public enum PolicyGate {
     }
 
     public static func check(_ item: Item, policies: PolicySet, licence: Licence?, now: Date, usedToday: Int64,
-                             timeZone: TimeZone) -> Verdict {
+                             timeZone: TimeZone, conditions: NetworkPowerRules.Conditions = .unrestricted) -> Verdict {
         if let licence, LicenceClock.isExpired(licence, at: now) {
             return .fail(.licenceExpired, "the licence expired at \(licence.expiresAt.map(LicenceClock.iso) ?? "?")")
         }
@@ -24,6 +24,10 @@ public enum PolicyGate {
         if !policies.downloadWindow.contains(now, timeZone: timeZone) {
             let opens = nextOpening(policies.downloadWindow, after: now, timeZone: timeZone)
             return .wait(.outOfPolicy, "outside the download window \(policies.downloadWindow)", until: opens)
+        }
+        // Rechecked when the conditions change (the bus watch pokes, the power poll ticks).
+        if let rule = NetworkPowerRules.holding(policies, conditions, originIsLocal: NetworkPowerRules.isLocalOrigin(mediaURL: item.mediaURL)) {
+            return .wait(.outOfPolicy, rule, until: nil)
         }
         if let limit = policies.dailyLimit.bytes {
             let need = max(0, (item.size ?? 0) - item.bytesPresent)

@@ -21,6 +21,12 @@ extension Scheduler {
     /// to `idle` with the policy that stops them, or leave them `queued` for a slot.
     func scheduleDownloads(now: Date, policies: PolicySet, wakeAt: inout [Date]) {
         guard let candidates = try? store.items(inStates: [.queued, .idle]) else { return }
+        let conditions = conditions(policies)
+        holdBackRunning(policies: policies, conditions: conditions)
+        if NetworkPowerRules.readsPower(policies), !candidates.isEmpty || !runningItems.isEmpty {
+            // sysfs tells no change: look again soon while something may start or stop.
+            wakeAt.append(now.addingTimeInterval(configuration.powerPollInterval))
+        }
         var usedToday = (try? store.usage(day: now, timeZone: configuration.timeZone)) ?? 0
         for item in candidates {
             let (busy, retryAt, runningCount) = state.withLock { s in
@@ -33,12 +39,14 @@ extension Scheduler {
             }
             let licence = try? store.licence(itemID: item.id)
             switch PolicyGate.check(item, policies: policies, licence: licence, now: now, usedToday: usedToday,
-                                    timeZone: configuration.timeZone) {
+                                    timeZone: configuration.timeZone, conditions: conditions) {
             case .fail(let code, let message):
                 _ = try? store.setState(itemID: item.id, state: .failed, error: code, detail: message, onlyFrom: item.state)
                 continue
             case .wait(let code, let message, let until):
-                if item.state != .idle || item.error != code {
+                // An out-of-policy message may change while waiting (another rule, a battery
+                // percentage); the detail follows it without a state event.
+                if item.state != .idle || item.error != code || (code == .outOfPolicy && item.errorDetail != message) {
                     _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: message, onlyFrom: item.state)
                 }
                 if let until { wakeAt.append(until) }
@@ -67,6 +75,18 @@ extension Scheduler {
                 return true
             }
             if started { spawn("offlinefs.download") { [self] in runDownload(item) } }
+        }
+    }
+
+    /// Running downloads that a network or power rule now holds back stop, and go `idle` /
+    /// `out-of-policy` naming the rule when their thread returns.
+    private func holdBackRunning(policies: PolicySet, conditions: NetworkPowerRules.Conditions) {
+        guard conditions != .unrestricted else { return }
+        for id in runningItems {
+            guard let item = try? store.item(id: id),
+                  let rule = NetworkPowerRules.holding(policies, conditions, originIsLocal: NetworkPowerRules.isLocalOrigin(mediaURL: item.mediaURL))
+            else { continue }
+            holdBack(itemID: id, rule: rule)
         }
     }
 
@@ -132,7 +152,7 @@ extension Scheduler {
             s.retries[item.id] = retry
             return (nil, retry)
         }
-        if let intent, !(result.succeeded && (intent == .pause || intent == .shutdown)) {
+        if let intent, !(result.succeeded && intent.yieldsToCompletion) {
             // A pause that came too late to stop a finished download leaves it cached.
             apply(intent, to: item)
         } else if !result.succeeded {
@@ -187,6 +207,8 @@ extension Scheduler {
             _ = try? store.setState(itemID: item.id, state: .failed, error: .licenceExpired, detail: "the licence expired")
         case .shutdown:
             _ = try? store.setState(itemID: item.id, state: .queued)
+        case .holdBack(let rule):
+            _ = try? store.setState(itemID: item.id, state: .idle, error: .outOfPolicy, detail: rule)
         }
     }
 

@@ -23,6 +23,8 @@ public final class Scheduler: Sendable {
     let space: SpaceManager
     let lookup: MetadataLookup
     let syncer: CatalogSync
+    /// NetworkManager's metered flag, for the network rule.
+    let metered: MeteredWatch
 
     struct State {
         var started = false
@@ -45,7 +47,7 @@ public final class Scheduler: Sendable {
         var ticksServed = 0
     }
     let state: Mutex<State>
-    private let wake = DispatchSemaphore(value: 0)
+    private let wake: DispatchSemaphore
     let workers = DispatchGroup()
     private let loopDone = DispatchSemaphore(value: 0)
     private let tickListeners = Mutex<[@Sendable () -> Void]>([])
@@ -64,6 +66,10 @@ public final class Scheduler: Sendable {
         lookup = MetadataLookup(store: store, client: client, settings: syncSettings, syncer: syncer, now: now)
         let seed = configuration.jitterSeed ?? UInt64.random(in: .min ... .max)
         state = Mutex(State(random: SplitMix64(seed: seed)))
+        let wake = DispatchSemaphore(value: 0)
+        self.wake = wake
+        metered = MeteredWatch(settings: .init(busAddress: configuration.systemBusAddress, reconnect: configuration.busReconnect,
+                                               firstAnswerWait: configuration.busFirstAnswerWait)) { wake.signal() }
     }
 
     // MARK: - Life cycle
@@ -75,6 +81,7 @@ public final class Scheduler: Sendable {
             return !s.started && !s.stopped
         }
         guard first else { return }
+        metered.start()
         let thread = Thread { [self] in
             while true {
                 wake.wait()
@@ -101,6 +108,7 @@ public final class Scheduler: Sendable {
             return (s.started, Array(s.running.keys), s.timer)
         }
         timer?.cancel()
+        metered.stop()
         for id in running { transfers.downloader.cancel(itemID: id) }
         if wasStarted {
             wake.signal()
@@ -159,6 +167,24 @@ public final class Scheduler: Sendable {
         }
         if running { transfers.downloader.cancel(itemID: itemID) }
         return running
+    }
+
+    /// Stops a running download that a network or power rule now holds back, unless a
+    /// command has already asked it to stop (the user's intent wins).
+    func holdBack(itemID: Int64, rule: String) {
+        let stop = state.withLock { s -> Bool in
+            guard s.running[itemID] != nil, s.intents[itemID] == nil else { return false }
+            s.intents[itemID] = .holdBack(rule: rule)
+            return true
+        }
+        if stop { transfers.downloader.cancel(itemID: itemID) }
+    }
+
+    /// What the system says now: the metered flag the bus thread keeps, and the power
+    /// supplies, read only while a power rule may hold.
+    func conditions(_ policies: PolicySet) -> NetworkPowerRules.Conditions {
+        let power = NetworkPowerRules.readsPower(policies) ? PowerSupply.read(folder: configuration.powerSupplyFolder) : .mains
+        return NetworkPowerRules.Conditions(metered: metered.isMetered, power: power)
     }
 
     // MARK: - The tick

@@ -23,6 +23,21 @@ public struct SchedulerConfiguration: Sendable {
     public var attemptsPerDownload = 3
     /// The `hook` command's bounds (tests shorten them).
     public var hooks = HookRunner.Settings()
+    /// The bus NetworkManager's metered flag is read on (nil: the system bus, as
+    /// `sd_bus_open_system(3)` finds it: `$DBUS_SYSTEM_BUS_ADDRESS`, else
+    /// `/run/dbus/system_bus_socket`).
+    public var systemBusAddress: String?
+    /// Waits between attempts to reach a bus that is missing or went away (real time: the
+    /// bus has its own thread).
+    public var busReconnect = Backoff(base: 1, cap: 30, jitter: 0.5)
+    /// At start, the first tick waits this long at most for the bus to say whether the
+    /// connection is metered.
+    public var busFirstAnswerWait: TimeInterval = 2
+    /// The power-supply folder (`$OFFLINEFS_POWER_SUPPLY_DIR`, else `/sys/class/power_supply`).
+    public var powerSupplyFolder = PowerSupply.defaultFolder
+    /// While a power rule may hold something back, the supplies are read this often (sysfs
+    /// tells no change), on the engine clock.
+    public var powerPollInterval: TimeInterval = 5
 
     public init() {}
 }
@@ -37,6 +52,16 @@ enum StopIntent: Sendable, Equatable {
     case licenceExpired
     /// The engine is stopping: leave the item `queued` for the next one.
     case shutdown
+    /// A network or power rule holds the item back: `idle` / `out-of-policy` naming the rule.
+    case holdBack(rule: String)
+
+    /// A download that completed before it could be stopped stays `cached`.
+    var yieldsToCompletion: Bool {
+        switch self {
+        case .pause, .shutdown, .holdBack: true
+        case .cancel, .delete, .evict, .licenceExpired: false
+        }
+    }
 }
 
 /// Retry bookkeeping of one item (in memory: a restart retries at once).
