@@ -60,12 +60,7 @@ public enum ChildProcess {
             var attributes = posix_spawnattr_t()
             posix_spawnattr_init(&attributes)
             defer { posix_spawnattr_destroy(&attributes) }
-            var empty = sigset_t(), all = sigset_t()
-            sigemptyset(&empty)
-            sigfillset(&all)
-            posix_spawnattr_setsigmask(&attributes, &empty)
-            posix_spawnattr_setsigdefault(&attributes, &all)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+            _ = csystem_spawn_default_signals(&attributes, 0)
 
             let argv = command.map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }

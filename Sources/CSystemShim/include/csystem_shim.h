@@ -18,4 +18,8 @@ static inline int csystem_release_free_memory(void) {
 /// not (glibc 2.34+: `posix_spawn_file_actions_addclosefrom_np`).
 int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
+/// Makes a spawned child start with no signal blocked and every signal at its default (the
+/// spawner's threads block some, and a child inherits ignored signals), plus `flags`.
+int csystem_spawn_default_signals(posix_spawnattr_t *attributes, short flags);
+
 #endif
