@@ -7,6 +7,7 @@
 //   OfflineHTTP             typed Swift binding over libcurl (easy + multi)
 //   OfflineFUSE             typed Swift binding over libfuse3's low-level API
 //   OfflineDBus             typed Swift binding over libsystemd's sd-bus (CSystemd)
+//   OfflineThumbnails       freedesktop.org thumbnails through gdk-pixbuf and GLib (CGdkPixbuf)
 //   OfflineStore            the SQLite library database (GRDB), records, file naming
 //   OfflineFeeds            pure parsers for JSON catalogs, RSS and Atom (untrusted input)
 //   OfflineEngine           sync, downloads, scheduler: the one engine every front end uses
@@ -51,11 +52,18 @@ let package = Package(
         ),
         // libsystemd's sd-bus: NetworkManager's metered flag on the system bus.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // gdk-pixbuf and GLib: the desktop's thumbnails (freedesktop.org thumbnail standard).
+        .systemLibrary(name: "CGdkPixbuf", pkgConfig: "gdk-pixbuf-2.0", providers: [.apt(["libgdk-pixbuf-2.0-dev"])]),
 
         // Bindings and layers
         .target(
             name: "OfflineHTTP",
             dependencies: ["CCurlShim", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OfflineThumbnails",
+            dependencies: ["CGdkPixbuf"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -89,7 +97,7 @@ let package = Package(
         ),
         .target(
             name: "OfflineMount",
-            dependencies: ["OfflineFUSE", "OfflineEngine", "CSystemShim", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["OfflineFUSE", "OfflineEngine", "OfflineThumbnails", "CSystemShim", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -148,7 +156,7 @@ let package = Package(
         .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             // CFuseShim: getxattr(2)/listxattr(2) for the xattr size protocol tests.
-            name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineTestSupport", "CFuseShim"],
+            name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineThumbnails", "OfflineTestSupport", "CFuseShim"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport", "OfflineFUSE"], exclude: ["HelpSnapshots"], swiftSettings: swiftSettings),

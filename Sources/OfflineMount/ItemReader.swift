@@ -210,6 +210,29 @@ final class ItemReader: Sendable {
         table.withLock { $0.files[handle] }
     }
 
+    /// The cache file of an item's side file (`thumbnail`) once every byte of it is there,
+    /// fetched first when needed. Blocking (network, bounded by the read timeout): for
+    /// background work only.
+    func wholeSideFile(itemID: Int64, key: CacheFileKey) -> String? {
+        var size = byteSource.knownSize(itemID: itemID, file: key)
+        if size == nil {
+            let learned = DispatchSemaphore(value: 0)
+            byteSource.learnSizes(itemID: itemID, files: [key]) { learned.signal() }
+            _ = learned.wait(timeout: .now() + .seconds(Int(readTimeout.components.seconds) + 1))
+            size = byteSource.knownSize(itemID: itemID, file: key)
+        }
+        guard let size, size > 0, size <= 32 << 20 else { return nil }
+        let range = ByteRange(0, size)
+        if !byteSource.isAvailable(itemID: itemID, file: key, range: range) {
+            let fetched = DispatchSemaphore(value: 0)
+            byteSource.whenAvailable(itemID: itemID, file: key, range: range, readAhead: 0,
+                                     deadline: ContinuousClock.now + readTimeout) { _ in fetched.signal() }
+            _ = fetched.wait(timeout: .now() + .seconds(Int(readTimeout.components.seconds) + 1))
+        }
+        guard byteSource.isWhole(itemID: itemID, file: key, range: range) else { return nil }
+        return byteSource.cacheFilePath(itemID: itemID, file: key)
+    }
+
     /// A side file's size once it is wholly in the cache, else `nil`: the total the engine
     /// learned from the origin, when every byte of it is present. (The cache file's length
     /// does not say: after a read of its start only, it ends where that read ended.)

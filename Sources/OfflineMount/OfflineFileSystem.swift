@@ -54,6 +54,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// between two readdir calls can neither skip nor repeat a name.
     private let directories = Mutex<(next: UInt64, open: [UInt64: (TreeSnapshot, TreeFolder)])>((1, [:]))
     private let notifier = Mutex<Notifier?>(nil)  // set once the session exists
+    /// The desktop's thumbnails of listed items, once mounted (`enableDesktopThumbnails`).
+    private let desktopThumbnails = Mutex<DesktopThumbnails?>(nil)  // leaf lock
 
     /// - Parameter hls: the engine's HLS renditions; without it HLS items list but cannot be read.
     public init(library: Library, byteSource: any ItemByteSource, actions: any MountActions,
@@ -84,10 +86,25 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// notifications the change needs; they are sent from the notifier thread, never here.
     func refreshNow() {
         let notifier = notifier.withLock { $0 }
+        let thumbnails = desktopThumbnails.withLock { $0 }
         tree.refresh { old, new in
+            thumbnails?.treeChanged(from: old, to: new)
             guard let notifier else { return }
             for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
         }
+    }
+
+    /// Writes the desktop's thumbnails of the items of listed folders (policy
+    /// `thumbnail-cache`), for `mountpoint`'s paths, into `cacheFolder`
+    /// (`DesktopThumbnails.cacheFolder()` by default).
+    public func enableDesktopThumbnails(mountpoint: String, cacheFolder: String? = nil) {
+        let (reader, store) = (reader, store)
+        let cacheFolder = cacheFolder ?? DesktopThumbnails.cacheFolder()
+        let thumbnails = DesktopThumbnails(
+            mountpoint: mountpoint, cacheFolder: cacheFolder,
+            thumbnail: { itemID in reader.wholeSideFile(itemID: itemID, key: "thumbnail") },
+            enabled: { (try? store.policies())?.thumbnailCache ?? true }, logger: logger)
+        desktopThumbnails.withLock { $0 = thumbnails }
     }
 
     /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.
@@ -99,7 +116,8 @@ public final class OfflineFileSystem: FileSystemOperations {
         if let backingFiles { reader.passthrough.attach(backingFiles) }
         tree.refresh(force: true)
         events.update()
-        tree.startRefreshing(every: refreshInterval) { old, new in
+        tree.startRefreshing(every: refreshInterval) { [weak self] old, new in
+            self?.desktopThumbnails.withLock { $0 }?.treeChanged(from: old, to: new)
             for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
         }
     }
@@ -207,8 +225,9 @@ public final class OfflineFileSystem: FileSystemOperations {
         let answer = doOpendir(inode: inode, file: file)
         reply.complete(answer)
         // After the reply: the listing waits for none of this.
-        if case .success(let opened) = answer, let (_, folder) = openDirectory(opened.handle) {
+        if case .success(let opened) = answer, let (snapshot, folder) = openDirectory(opened.handle) {
             expectReads(in: folder)
+            desktopThumbnails.withLock { $0 }?.folderListed(inode, in: snapshot)
         }
     }
 

@@ -18,6 +18,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
     case deleteWatchedAfter = "delete-watched-after"
     case scannerReads = "scanner-reads"
     case hook
+    case thumbnailCache = "thumbnail-cache"
     case onMetered = "on-metered"
     case onBattery = "on-battery"
     case minBattery = "min-battery"
@@ -41,6 +42,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .deleteWatchedAfter: "never"
         case .scannerReads: "header"
         case .hook: "none"
+        case .thumbnailCache: "on"
         case .onMetered: "pause"
         case .onBattery: "allow"
         case .minBattery: "0"
@@ -64,6 +66,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .deleteWatchedAfter: "'never' or a duration such as 7d, 12h, 0 (at once)"
         case .scannerReads: "allow, header (the first and last MiB of a file) or cached-only"
         case .hook: "a shell command run on events (at most 4096 bytes, one line), or none"
+        case .thumbnailCache: "on, off, true, false, yes, no, 1 or 0"
         case .onMetered, .onBattery: "pause or allow"
         case .minBattery: "a percentage from 0 to 100 (e.g. 20 or 20%)"
         case .exemptLocalOrigins: "on, off, true, false, yes, no, 1 or 0"
@@ -99,6 +102,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .deleteWatchedAfter:
             value = ["never", "off"].contains(text.lowercased()) ? "never" : PolicyParsing.duration(text).map(PolicyParsing.formatDuration)
         case .scannerReads: value = ScannerReads(rawValue: text.lowercased())?.rawValue
+        case .thumbnailCache: value = PolicyParsing.bool(text).map { $0 ? "on" : "off" }
         case .hook:
             let oneLine = !text.contains(where: \.isNewline) && !text.contains("\0") && text.utf8.count <= 4096
             value = ["", "none", "off"].contains(text.lowercased()) ? "none" : (oneLine ? text : nil)
@@ -240,6 +244,8 @@ public struct PolicySet: Sendable, Hashable {
     public var scannerReads: ScannerReads
     /// The shell command run on events (`HookRunner`); nil: none.
     public var hook: String?
+    /// The mount writes the desktop's thumbnails of listed items (`DesktopThumbnails`).
+    public var thumbnailCache: Bool
     /// `on-metered pause`: no media download on a connection NetworkManager calls metered.
     public var pauseOnMetered: Bool
     /// `on-battery pause`: no media download while the machine runs on battery.
@@ -269,6 +275,7 @@ public struct PolicySet: Sendable, Hashable {
         deleteWatchedAfter = PolicyParsing.duration(text(.deleteWatchedAfter))
         scannerReads = ScannerReads(rawValue: text(.scannerReads)) ?? .header
         hook = text(.hook) == "none" ? nil : text(.hook)
+        thumbnailCache = PolicyParsing.bool(text(.thumbnailCache)) ?? true
         pauseOnMetered = text(.onMetered) == "pause"
         pauseOnBattery = text(.onBattery) == "pause"
         minBattery = Int(text(.minBattery)) ?? 0

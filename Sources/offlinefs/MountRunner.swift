@@ -24,6 +24,10 @@ struct MountRunner {
             return handler
         }
 
+        // The path file managers and hooks see: absolute, links resolved (before mounting: a
+        // look at our own mount point from here could wait on ourselves).
+        let visibleMountpoint = URL(fileURLWithPath: mountpoint).resolvingSymlinksInPath().path
+
         // Before the engine, which sizes its descriptor pool by it.
         let openFileLimit = OpenFileLimit.raiseToHard()
 
@@ -64,7 +68,8 @@ struct MountRunner {
             }
         }
         engine.lock.record(mountpoint: mountpoint)
-        engine.hooks.setMountpoint(mountpoint)
+        engine.hooks.setMountpoint(visibleMountpoint)
+        fileSystem.enableDesktopThumbnails(mountpoint: visibleMountpoint)
         // libdispatch makes its event loop (an epoll, an eventfd, timerfds) at the first timer
         // and traps when it cannot: the first read's timer, run while the mount was out of
         // descriptors, ended the mount. Made now, while descriptors are free (after the fork).

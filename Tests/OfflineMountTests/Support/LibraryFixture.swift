@@ -27,6 +27,8 @@ struct ItemSpec {
     var file: String?
     /// Seconds, as the catalog states it.
     var duration: Double?
+    /// A real image served as the thumbnail (implies `thumbnail`).
+    var thumbnailFile: String?
 }
 
 /// The ffmpeg-made HLS streams in `Tests/Fixtures/HLS` (see its `make-fixtures.sh`).
@@ -91,13 +93,17 @@ final class LibraryFixture {
             } else {
                 origin.serve(path, .generated(size: spec.size, seed: spec.seed, contentType: spec.mimeType))
             }
-            if spec.thumbnail { origin.serve(path + ".jpg", Self.sideFile(path + ".jpg")) }
+            if let image = spec.thumbnailFile {
+                origin.serve(path + ".jpg", Resource(.file(image), contentType: "image/jpeg"))
+            } else if spec.thumbnail {
+                origin.serve(path + ".jpg", Self.sideFile(path + ".jpg"))
+            }
             for language in spec.subtitles { origin.serve("\(path).\(language).vtt", Self.sideFile("\(path).\(language).vtt")) }
             paths[spec.contentID] = generated
             entries.append(CatalogEntry(
                 contentID: spec.contentID, title: spec.title, type: .video, mediaURL: origin.url(path), size: spec.size,
                 mimeType: spec.mimeType, duration: spec.duration, publishedAt: spec.published,
-                thumbnailURL: spec.thumbnail ? origin.url(path + ".jpg") : nil,
+                thumbnailURL: spec.thumbnail || spec.thumbnailFile != nil ? origin.url(path + ".jpg") : nil,
                 thumbnailSize: spec.thumbnail && spec.sideFileSizes ? Self.sideFileSize(path + ".jpg") : nil,
                 subtitles: spec.subtitles.map {
                     SubtitleTrack(language: $0, url: origin.url("\(path).\($0).vtt"), format: "vtt",
