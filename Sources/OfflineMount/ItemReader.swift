@@ -108,6 +108,20 @@ final class ItemReader: Sendable {
             // read would answer the player's without the mount seeing them.
             answer.keepCache = chosen == .pageCache && (item.state == .cached || wasWhole) && unseenReadsAreFine
             answer.directIO = chosen == .direct
+        } else if entry.key == TreeItemFile.sidecarKey {
+            // Made from the catalog now: the same bytes the listing's size was counted from.
+            guard let stored = try? store.item(id: item.id), let source = try? store.source(id: stored.sourceID) else {
+                return .failure(.noSuchFileOrDirectory)
+            }
+            let bytes = Array(ItemSidecar.nfo(stored, source: source).utf8)
+            let open = OpenFile(itemID: item.id, fileNumber: fileNumber, key: entry.key, size: Int64(bytes.count), path: "",
+                                memory: bytes)
+            answer.handle = table.withLock { table in
+                defer { table.nextHandle += 1 }
+                table.files[table.nextHandle] = open
+                return table.nextHandle
+            }
+            return .success(OpenAnswer(file: answer))
         } else {
             size = sideFileSize(itemID: item.id, key: entry.key)
             answer.directIO = size == nil

@@ -1,6 +1,7 @@
 import CSystemShim
 import Dispatch
 import Foundation
+import OfflineEngine
 import Logging
 import OfflineFUSE
 import OfflineStore
@@ -77,6 +78,19 @@ public final class MountTree: Sendable {
         return true
     }
 
+    /// With policy `sidecars nfo`, the size of each item's `.nfo` (`ItemSidecar`): listings
+    /// show it, so copies and media servers read it whole. Reads every item's row: only then.
+    private func sidecarSizes(sources: [Source]) throws -> [Int64: UInt64] {
+        guard try store.policies().nfoSidecars else { return [:] }
+        let byID = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0) })
+        var sizes: [Int64: UInt64] = [:]
+        for listing in try store.items(matching: .all) {
+            guard let source = byID[listing.item.sourceID] else { continue }
+            sizes[listing.item.id] = UInt64(ItemSidecar.nfo(listing.item, source: source).utf8.count)
+        }
+        return sizes
+    }
+
     private func build(force: Bool, token: inout StoreChangeToken?) -> (old: TreeSnapshot, new: TreeSnapshot)? {
         do {
             // The token is read before the rows: a change during the build moves it again,
@@ -89,19 +103,20 @@ public final class MountTree: Sendable {
             let (sources, categories) = (try store.sources(), try store.categories())
             let recentCutoff = clock().addingTimeInterval(-Double(recentDays) * 86_400)
             let expiries = try store.licenceExpiries()
+            let sidecars = try sidecarSizes(sources: sources)
             let built: TreeSnapshot
             if token == nil {
                 // The first build: all rows at once, so every folder is sized exactly.
                 built = TreeBuilder.build(sources: sources, categories: categories, items: try store.itemOutlines(),
                                           uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
-                                          joinedExtensions: joined, licenceExpiries: expiries)
+                                          joinedExtensions: joined, licenceExpiries: expiries, sidecarSizes: sidecars)
             } else {
                 // A rebuild while the old tree is held: the rows go into the new one by one.
                 built = try TreeBuilder.build(sources: sources, categories: categories,
                                               rows: { add in try store.forEachItemOutline(add) },
                                               uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                               joinedExtensions: joined, licenceExpiries: expiries,
-                                              previous: current.withLock { $0 })
+                                              sidecarSizes: sidecars, previous: current.withLock { $0 })
             }
             token = now
             let old = current.withLock { snapshot in

@@ -62,14 +62,14 @@ public struct TreeBuilder {
     public static func build(sources: [Source], categories: [Category], items: [ItemOutline],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
                              joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
-                             previous: TreeSnapshot? = nil) -> TreeSnapshot {
+                             sidecarSizes: [Int64: UInt64] = [:], previous: TreeSnapshot? = nil) -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                   previous: previous?.items)
         builder.addSources(sources)
         builder.addCategories(categories)
         builder.reserve(for: items)
         builder.addRows({ add in items.forEach(add) }, subscribed: sources, joinedExtensions: joinedExtensions,
-                        licenceExpiries: licenceExpiries)
+                        licenceExpiries: licenceExpiries, sidecarSizes: sidecarSizes)
         return builder.finish()
     }
 
@@ -81,25 +81,28 @@ public struct TreeBuilder {
                              rows: (_ add: (ItemOutline) -> Void) throws -> Void,
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
                              joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
-                             previous: TreeSnapshot) rethrows -> TreeSnapshot {
+                             sidecarSizes: [Int64: UInt64] = [:], previous: TreeSnapshot) rethrows -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                   previous: previous.items)
         builder.addSources(sources)
         builder.addCategories(categories)
         builder.reserve(like: previous)
-        try builder.addRows(rows, subscribed: sources, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries)
+        try builder.addRows(rows, subscribed: sources, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries,
+                            sidecarSizes: sidecarSizes)
         return builder.finish()
     }
 
     private mutating func addRows(_ rows: (_ add: (ItemOutline) -> Void) throws -> Void, subscribed sources: [Source],
-                                  joinedExtensions: [Int64: String], licenceExpiries: [Int64: Date]) rethrows {
+                                  joinedExtensions: [Int64: String], licenceExpiries: [Int64: Date],
+                                  sidecarSizes: [Int64: UInt64]) rethrows {
         let unsubscribed = Set(sources.filter { !$0.subscribed }.map(\.id))
         try rows { item in
             if item.state == .discovered && item.bytesPresent == 0 && unsubscribed.contains(item.sourceID) { return }
             // Most libraries have neither: skip the look-ups then.
             let joined = item.type == .hls && item.state == .cached ? joinedExtensions[item.id] : nil
             let expiry = licenceExpiries.isEmpty ? nil : licenceExpiries[item.id]
-            addItem(item, joinedExtension: joined, licenceExpiresAt: expiry)
+            addItem(item, joinedExtension: joined, licenceExpiresAt: expiry,
+                    nfoSize: sidecarSizes.isEmpty ? nil : sidecarSizes[item.id])
         }
     }
 
@@ -175,11 +178,12 @@ public struct TreeBuilder {
         }
     }
 
-    mutating func addItem(_ item: ItemOutline, joinedExtension: String? = nil, licenceExpiresAt: Date? = nil) {
+    mutating func addItem(_ item: ItemOutline, joinedExtension: String? = nil, licenceExpiresAt: Date? = nil,
+                          nfoSize: UInt64? = nil) {
         guard !item.fileName.isEmpty, item.state != .deleted else { return }
-        var files = item.hasThumbnail || !item.subtitles.isEmpty
+        var files = item.hasThumbnail || !item.subtitles.isEmpty || nfoSize != nil
             ? TreeItemFiles(Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, thumbnailSize: item.thumbnailSize,
-                                       subtitles: item.subtitles))
+                                       subtitles: item.subtitles, nfoSize: nfoSize))
             : TreeItemFiles(media: mediaName(item))
         let isHLS = item.type == .hls && item.id <= NodeID.maxHLSItemID
         if isHLS, item.state == .cached, let joinedExtension {
@@ -250,9 +254,9 @@ public struct TreeBuilder {
     }
 
     static func files(fileName: String, hasThumbnail: Bool, thumbnailSize: Int64? = nil,
-                      subtitles: [SubtitleTrack]) -> [TreeItemFile] {
+                      subtitles: [SubtitleTrack], nfoSize: UInt64? = nil) -> [TreeItemFile] {
         var files = [TreeItemFile(name: FileName(fileName), key: "media")]
-        guard hasThumbnail || !subtitles.isEmpty else { return files }
+        guard hasThumbnail || !subtitles.isEmpty || nfoSize != nil else { return files }
         let stem = stem(of: fileName)
         func add(_ name: String, key: String, size: Int64?) {
             guard name.utf8.count <= FileNaming.maxBytes, files.count < NodeID.filesPerItem else { return }
@@ -269,6 +273,8 @@ public struct TreeBuilder {
                 ?? (track.url.lowercased().hasSuffix(".srt") ? "srt" : "vtt")
             add("\(stem).\(language).\(format)", key: "subtitle.\(language)", size: track.size)
         }
+        // Last: a subtitle file's number stays its place in the catalog's list.
+        if let nfoSize { add(stem + ".nfo", key: TreeItemFile.sidecarKey, size: Int64(nfoSize)) }
         return files
     }
 

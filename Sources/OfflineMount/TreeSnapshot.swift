@@ -60,6 +60,8 @@ public struct TreeItemFile: Hashable, Sendable {
     /// item's): what the file shows until it is in the cache.
     public var size: UInt64?
     public var isMedia: Bool { key == "media" }
+    /// The `.nfo` of policy `sidecars nfo`: made from the catalog, no cache file.
+    public static let sidecarKey: CacheFileKey = "nfo"
 
     public init(name: FileName, key: CacheFileKey, size: UInt64? = nil) {
         self.name = name

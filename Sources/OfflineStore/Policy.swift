@@ -19,6 +19,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
     case scannerReads = "scanner-reads"
     case hook
     case thumbnailCache = "thumbnail-cache"
+    case sidecars
     case onMetered = "on-metered"
     case onBattery = "on-battery"
     case minBattery = "min-battery"
@@ -43,6 +44,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .scannerReads: "header"
         case .hook: "none"
         case .thumbnailCache: "on"
+        case .sidecars: "none"
         case .onMetered: "pause"
         case .onBattery: "allow"
         case .minBattery: "0"
@@ -67,6 +69,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .scannerReads: "allow, header (the first and last MiB of a file) or cached-only"
         case .hook: "a shell command run on events (at most 4096 bytes, one line), or none"
         case .thumbnailCache: "on, off, true, false, yes, no, 1 or 0"
+        case .sidecars: "none or nfo (Kodi, Jellyfin and Emby read it)"
         case .onMetered, .onBattery: "pause or allow"
         case .minBattery: "a percentage from 0 to 100 (e.g. 20 or 20%)"
         case .exemptLocalOrigins: "on, off, true, false, yes, no, 1 or 0"
@@ -103,6 +106,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
             value = ["never", "off"].contains(text.lowercased()) ? "never" : PolicyParsing.duration(text).map(PolicyParsing.formatDuration)
         case .scannerReads: value = ScannerReads(rawValue: text.lowercased())?.rawValue
         case .thumbnailCache: value = PolicyParsing.bool(text).map { $0 ? "on" : "off" }
+        case .sidecars: value = ["none", "nfo"].first { $0 == text.lowercased() }
         case .hook:
             let oneLine = !text.contains(where: \.isNewline) && !text.contains("\0") && text.utf8.count <= 4096
             value = ["", "none", "off"].contains(text.lowercased()) ? "none" : (oneLine ? text : nil)
@@ -246,6 +250,8 @@ public struct PolicySet: Sendable, Hashable {
     public var hook: String?
     /// The mount writes the desktop's thumbnails of listed items (`DesktopThumbnails`).
     public var thumbnailCache: Bool
+    /// Each item has a `<name>.nfo` beside it (`ItemSidecar`).
+    public var nfoSidecars: Bool
     /// `on-metered pause`: no media download on a connection NetworkManager calls metered.
     public var pauseOnMetered: Bool
     /// `on-battery pause`: no media download while the machine runs on battery.
@@ -276,6 +282,7 @@ public struct PolicySet: Sendable, Hashable {
         scannerReads = ScannerReads(rawValue: text(.scannerReads)) ?? .header
         hook = text(.hook) == "none" ? nil : text(.hook)
         thumbnailCache = PolicyParsing.bool(text(.thumbnailCache)) ?? true
+        nfoSidecars = text(.sidecars) == "nfo"
         pauseOnMetered = text(.onMetered) == "pause"
         pauseOnBattery = text(.onBattery) == "pause"
         minBattery = Int(text(.minBattery)) ?? 0
