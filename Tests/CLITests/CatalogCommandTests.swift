@@ -117,6 +117,17 @@ struct CatalogCommandTests {
         #expect(try files("--state", "discovered, cached", "--sort", "downloaded").first == "Bats [owl-2].mp3")
         let bad = try cli.run("ls", "--sort", "colour")
         #expect(bad.status != 0 && bad.stderr.contains("colour"), "\(bad.stderr)")
+        // Cached and not watched: in --unwatched until marked watched; played sets a resume point
+        #expect(try files("--unwatched") == ["Bats [owl-2].mp3"])
+        #expect(try cli.run("played", "owls/owl-2", "0", "12").status == 0)
+        let listed = try cli.run("ls", "--json", "--unwatched")
+        #expect(listed.stdout.contains("\"position\" : 12"), "\(listed.stdout)")
+        #expect(try cli.run("watched", "owls/owl-2").status == 0)
+        #expect(try files("--unwatched").isEmpty)
+        #expect(try cli.run("unwatched", "owls/owl-2").status == 0)
+        #expect(try files("--unwatched") == ["Bats [owl-2].mp3"])
+        let reversed = try cli.run("played", "owls/owl-2", "30", "10")
+        #expect(reversed.status != 0 && reversed.stderr.contains("after the end"), "\(reversed.stderr)")
     }
 
     @Test func libraryFlagWinsOverTheEnvironment() throws {
