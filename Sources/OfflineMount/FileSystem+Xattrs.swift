@@ -30,7 +30,7 @@ extension OfflineFileSystem {
                 logger.error("cannot read item \(id)'s attributes: \(error)")
                 return .failure(.ioError)
             }
-        case .hidden?, .hlsPart?:
+        case .hidden?, .hlsPart?, .sourceArtwork?:
             return .success([])
         case let node?:
             guard snapshot.folders[inode] != nil else { return .failure(.noSuchFileOrDirectory) }

@@ -113,15 +113,8 @@ final class ItemReader: Sendable {
             guard let stored = try? store.item(id: item.id), let source = try? store.source(id: stored.sourceID) else {
                 return .failure(.noSuchFileOrDirectory)
             }
-            let bytes = Array(ItemSidecar.nfo(stored, source: source).utf8)
-            let open = OpenFile(itemID: item.id, fileNumber: fileNumber, key: entry.key, size: Int64(bytes.count), path: "",
-                                memory: bytes)
-            answer.handle = table.withLock { table in
-                defer { table.nextHandle += 1 }
-                table.files[table.nextHandle] = open
-                return table.nextHandle
-            }
-            return .success(OpenAnswer(file: answer))
+            return .success(OpenAnswer(file: openMemory(Array(ItemSidecar.nfo(stored, source: source).utf8), itemID: item.id,
+                                                        fileNumber: fileNumber, key: entry.key, file: answer)))
         } else {
             size = sideFileSize(itemID: item.id, key: entry.key)
             answer.directIO = size == nil
@@ -155,6 +148,20 @@ final class ItemReader: Sendable {
         guard item.licenceExpiresAt != nil else { return true }
         guard let licence = try? store.licence(itemID: item.id) else { return false }
         return !(licence.terms.kind == .rental && licence.terms.playDuration != nil && licence.firstPlayedAt == nil)
+    }
+
+    /// Opens a file whose bytes are made in memory (an `.nfo`, a source's artwork): no cache
+    /// file, and not counted as an open of the item's media.
+    func openMemory(_ bytes: [UInt8], itemID: Int64, fileNumber: Int, key: CacheFileKey, file: FileInfo) -> FileInfo {
+        var answer = file
+        let open = OpenFile(itemID: itemID, fileNumber: max(1, fileNumber), key: key, size: Int64(bytes.count), path: "",
+                            memory: bytes)
+        answer.handle = table.withLock { table in
+            defer { table.nextHandle += 1 }
+            table.files[table.nextHandle] = open
+            return table.nextHandle
+        }
+        return answer
     }
 
     /// A player's playback of `itemID` (`PlaybackSession`).

@@ -78,17 +78,25 @@ public final class MountTree: Sendable {
         return true
     }
 
-    /// With policy `sidecars nfo`, the size of each item's `.nfo` (`ItemSidecar`): listings
-    /// show it, so copies and media servers read it whole. Reads every item's row: only then.
-    private func sidecarSizes(sources: [Source]) throws -> [Int64: UInt64] {
-        guard try store.policies().nfoSidecars else { return [:] }
+    /// With policy `sidecars nfo`, the size of each item's `.nfo` (`ItemSidecar`) and of each
+    /// source's artwork (`SourceArtwork`): listings show them, so copies and media servers
+    /// read them whole. Reads every item's row: only then.
+    private func sidecarSizes(sources: [Source]) throws -> (nfo: [Int64: UInt64], artwork: [Int64: UInt64]) {
+        guard try store.policies().nfoSidecars else { return ([:], [:]) }
+        var artworks: [Int64: UInt64] = [:]
+        for source in sources where source.imageURL != nil {
+            var info = stat()
+            if stat(SourceArtwork.path(library: store.folder, sourceID: source.id), &info) == 0, info.st_size > 0 {
+                artworks[source.id] = UInt64(info.st_size)
+            }
+        }
         let byID = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0) })
         var sizes: [Int64: UInt64] = [:]
         for listing in try store.items(matching: .all) {
             guard let source = byID[listing.item.sourceID] else { continue }
             sizes[listing.item.id] = UInt64(ItemSidecar.nfo(listing.item, source: source).utf8.count)
         }
-        return sizes
+        return (sizes, artworks)
     }
 
     private func build(force: Bool, token: inout StoreChangeToken?) -> (old: TreeSnapshot, new: TreeSnapshot)? {
@@ -103,20 +111,22 @@ public final class MountTree: Sendable {
             let (sources, categories) = (try store.sources(), try store.categories())
             let recentCutoff = clock().addingTimeInterval(-Double(recentDays) * 86_400)
             let expiries = try store.licenceExpiries()
-            let sidecars = try sidecarSizes(sources: sources)
+            let (sidecars, artworks) = try sidecarSizes(sources: sources)
             let built: TreeSnapshot
             if token == nil {
                 // The first build: all rows at once, so every folder is sized exactly.
                 built = TreeBuilder.build(sources: sources, categories: categories, items: try store.itemOutlines(),
                                           uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
-                                          joinedExtensions: joined, licenceExpiries: expiries, sidecarSizes: sidecars)
+                                          joinedExtensions: joined, licenceExpiries: expiries, sidecarSizes: sidecars,
+                                          artworkSizes: artworks)
             } else {
                 // A rebuild while the old tree is held: the rows go into the new one by one.
                 built = try TreeBuilder.build(sources: sources, categories: categories,
                                               rows: { add in try store.forEachItemOutline(add) },
                                               uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                               joinedExtensions: joined, licenceExpiries: expiries,
-                                              sidecarSizes: sidecars, previous: current.withLock { $0 })
+                                              sidecarSizes: sidecars, artworkSizes: artworks,
+                                              previous: current.withLock { $0 })
             }
             token = now
             let old = current.withLock { snapshot in

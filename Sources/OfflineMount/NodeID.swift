@@ -17,6 +17,7 @@ import OfflineFUSE
 ///   `4 << 56 | id << 24 | n`: part `n` of item `id`'s stream (the same file from every
 ///   folder). A directory can have one parent only in the kernel's cache, hence a `.hls` and
 ///   `.hls/<id>` per folder; item ids past 2³² and folders past 2²² get no `.hls`.
+/// - `5 << 56 | id`: `sources/<source id>/folder.jpg`, the feed's artwork (`sidecars nfo`).
 ///
 /// The kernel's lookup counts need no table: any inode can be resolved again from its number
 /// and the current tree, so `forget` has nothing to release.
@@ -36,6 +37,8 @@ public enum NodeID: Hashable, Sendable {
     case hlsItemFolder(HLSParent, itemID: Int64)
     /// `.hls/<item id>/<part>`: part `part` of the item's chosen HLS rendition.
     case hlsPart(itemID: Int64, part: Int)
+    /// `sources/<source>/folder.jpg`: the feed's artwork.
+    case sourceArtwork(Int64)
 
     static let sourceTag: UInt64 = 1 << 40
     static let categoryTag: UInt64 = 2 << 40
@@ -44,6 +47,7 @@ public enum NodeID: Hashable, Sendable {
     static let hlsFolderTag: UInt64 = 2 << 56
     static let hlsItemFolderTag: UInt64 = 3 << 56
     static let hlsPartTag: UInt64 = 4 << 56
+    static let artworkTag: UInt64 = 5 << 56
     /// The largest item id with a `.hls` folder, and the most parts a stream shows.
     public static let maxHLSItemID: Int64 = (1 << 32) - 1
     public static let maxHLSParts = 1 << 24
@@ -69,6 +73,7 @@ public enum NodeID: Hashable, Sendable {
             Self.hlsItemFolderTag | UInt64(parent.code) << 32 | (UInt64(bitPattern: itemID) & 0xffff_ffff)
         case .hlsPart(let itemID, let part):
             Self.hlsPartTag | (UInt64(bitPattern: itemID) & 0xffff_ffff) << 24 | UInt64(part & 0xff_ffff)
+        case .sourceArtwork(let id): Self.artworkTag | (UInt64(bitPattern: id) & Self.idMask)
         }
     }
 
@@ -93,6 +98,7 @@ public enum NodeID: Hashable, Sendable {
             self = .hlsItemFolder(parent, itemID: Int64(inode & 0xffff_ffff))
         case _ where inode >> 56 == 4:
             self = .hlsPart(itemID: Int64((inode >> 24) & 0xffff_ffff), part: Int(inode & 0xff_ffff))
+        case _ where inode >> 56 == 5: self = .sourceArtwork(Int64(inode & Self.idMask))
         case _ where inode >> 56 == 1:
             self = .itemFile(itemID: Int64((inode & ~Self.itemTag) >> 8), file: Int(inode & 0xff))
         case _ where inode >> 40 == 1: self = .source(Int64(inode & Self.idMask))

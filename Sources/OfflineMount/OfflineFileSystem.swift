@@ -416,6 +416,16 @@ public final class OfflineFileSystem: FileSystemOperations {
         if case .hidden(let hidden)? = NodeID(inode: inode) { return openHidden(hidden, file: file).map { OpenAnswer(file: $0) } }
         let snapshot = tree.snapshot
         if case .hlsPart? = NodeID(inode: inode) { return .failure(.permissionDenied) }  // writes; reads went to `open`
+        if case .sourceArtwork(let sourceID)? = NodeID(inode: inode) {
+            guard snapshot.artworks[sourceID] != nil else { return .failure(.noSuchFileOrDirectory) }
+            if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
+            guard let bytes = FileManager.default.contents(atPath: SourceArtwork.path(library: URL(fileURLWithPath: libraryPath),
+                                                                                      sourceID: sourceID)) else {
+                return .failure(.noSuchFileOrDirectory)
+            }
+            return .success(OpenAnswer(file: reader.openMemory(Array(bytes), itemID: -sourceID, fileNumber: 1, key: "artwork",
+                                                               file: file)))
+        }
         guard let (item, number) = snapshot.itemFile(inode) else {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
         }

@@ -19,6 +19,7 @@ public struct TreeBuilder {
     /// Slots of `state/<name>`, in `TreeSnapshot.stateFolders` order.
     private var stateSlots: [Int] = []
     private var recentSlot = 0
+    private var artworks: [Int64: UInt64] = [:]
     private var unwatchedSlot = 0
     private var items = TreeItems()
     /// The tree this one replaces: an unchanged media name is shared with it, not made again.
@@ -62,10 +63,12 @@ public struct TreeBuilder {
     public static func build(sources: [Source], categories: [Category], items: [ItemOutline],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
                              joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
-                             sidecarSizes: [Int64: UInt64] = [:], previous: TreeSnapshot? = nil) -> TreeSnapshot {
+                             sidecarSizes: [Int64: UInt64] = [:], artworkSizes: [Int64: UInt64] = [:],
+                             previous: TreeSnapshot? = nil) -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                   previous: previous?.items)
         builder.addSources(sources)
+        builder.addArtworks(artworkSizes)
         builder.addCategories(categories)
         builder.reserve(for: items)
         builder.addRows({ add in items.forEach(add) }, subscribed: sources, joinedExtensions: joinedExtensions,
@@ -81,10 +84,12 @@ public struct TreeBuilder {
                              rows: (_ add: (ItemOutline) -> Void) throws -> Void,
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
                              joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
-                             sidecarSizes: [Int64: UInt64] = [:], previous: TreeSnapshot) rethrows -> TreeSnapshot {
+                             sidecarSizes: [Int64: UInt64] = [:], artworkSizes: [Int64: UInt64] = [:],
+                             previous: TreeSnapshot) rethrows -> TreeSnapshot {
         var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                   previous: previous.items)
         builder.addSources(sources)
+        builder.addArtworks(artworkSizes)
         builder.addCategories(categories)
         builder.reserve(like: previous)
         try builder.addRows(rows, subscribed: sources, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries,
@@ -283,10 +288,19 @@ public struct TreeBuilder {
         fileName.lastIndex(of: ".").map { String(fileName[..<$0]) } ?? fileName
     }
 
+    /// Lists each source's artwork as `folder.jpg` in its folder (`sidecars nfo`).
+    mutating func addArtworks(_ sizes: [Int64: UInt64]) {
+        for (sourceID, _) in sizes {
+            guard let slot = sourceSlots[sourceID] else { continue }
+            folders[slot].add(TreeChild(name: FileName("folder.jpg"), inode: NodeID.sourceArtwork(sourceID).inode, isDirectory: false))
+        }
+        artworks = sizes.filter { sourceSlots[$0.key] != nil }
+    }
+
     mutating func finish() -> TreeSnapshot {
         var byInode = [UInt64: TreeFolder](minimumCapacity: folders.count)
         for folder in folders { byInode[folder.inode] = folder }
-        return TreeSnapshot(folders: byInode, items: items, uid: uid, gid: gid, folderTime: folderTime)
+        return TreeSnapshot(folders: byInode, items: items, uid: uid, gid: gid, folderTime: folderTime, artworks: artworks)
     }
 }
 

@@ -204,8 +204,12 @@ public final class TreeSnapshot: Sendable {
     public let gid: UInt32
     /// Folders' times: when the mount started.
     public let folderTime: Timestamp
+    /// The size of each source's `folder.jpg` (`sidecars nfo`), by source id.
+    public let artworks: [Int64: UInt64]
 
-    init(folders: [UInt64: TreeFolder], items: TreeItems, uid: UInt32, gid: UInt32, folderTime: Timestamp) {
+    init(folders: [UInt64: TreeFolder], items: TreeItems, uid: UInt32, gid: UInt32, folderTime: Timestamp,
+         artworks: [Int64: UInt64] = [:]) {
+        self.artworks = artworks
         self.folders = folders
         self.items = items
         self.uid = uid
@@ -225,6 +229,13 @@ public final class TreeSnapshot: Sendable {
     public func attributes(_ inode: UInt64) -> FileAttributes? {
         if folders[inode] != nil {
             var attributes = FileAttributes.directory(inode: inode, permissions: 0o755)
+            attributes.uid = uid
+            attributes.gid = gid
+            attributes.setTimes(folderTime)
+            return attributes
+        }
+        if case .sourceArtwork(let id)? = NodeID(inode: inode), let size = artworks[id] {
+            var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: size)
             attributes.uid = uid
             attributes.gid = gid
             attributes.setTimes(folderTime)

@@ -109,6 +109,14 @@ extension LibraryStore {
     }
 
     /// Stores the feed format detected at sync.
+    /// Records the feed's artwork URL (nil: it has none).
+    public func setSourceImage(sourceID: Int64, _ url: String?) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE source SET imageURL = ? WHERE id = ?", arguments: [url, sourceID])
+            if db.changesCount == 0 { throw StoreError(.unknownSource, "no source with id \(sourceID)") }
+        }
+    }
+
     public func setSourceKind(sourceID: Int64, _ kind: FeedKind) throws {
         try write { db in
             try db.execute(sql: "UPDATE source SET kind = ? WHERE id = ?", arguments: [kind.rawValue, sourceID])

@@ -12,7 +12,8 @@ extension Source {
             kind: (row["kind"] as String?).flatMap(FeedKind.init(rawValue:)),
             subscribed: row["subscribed"], etag: row["etag"], lastModified: row["lastModified"],
             lastSyncAt: Date(dbTime: row["lastSyncAt"]), lastSyncError: row["lastSyncError"],
-            nextSyncAt: Date(dbTime: row["nextSyncAt"]), addedAt: Date(dbTime: row["addedAt"]) ?? Date(timeIntervalSince1970: 0))
+            nextSyncAt: Date(dbTime: row["nextSyncAt"]), addedAt: Date(dbTime: row["addedAt"]) ?? Date(timeIntervalSince1970: 0),
+            imageURL: row["imageURL"])
     }
 }
 

@@ -23,4 +23,7 @@ public struct Source: Sendable, Codable, Hashable, Identifiable {
     public var lastSyncError: String?
     public var nextSyncAt: Date?
     public var addedAt: Date
+    /// The feed's artwork (`<image>`, `itunes:image`, the catalog's source image), from the
+    /// last sync.
+    public var imageURL: String? = nil
 }

@@ -16,6 +16,7 @@ enum StoreSchema {
         migrator.registerMigration("v6", migrate: v6)
         migrator.registerMigration("v7", migrate: v7)
         migrator.registerMigration("v8", migrate: v8)
+        migrator.registerMigration("v9", migrate: v9)
         return migrator
     }
 
@@ -234,5 +235,10 @@ enum StoreSchema {
             ALTER TABLE hlsStream ADD COLUMN audioLanguages TEXT;
             ALTER TABLE hlsStream ADD COLUMN variants BLOB;
             """)
+    }
+
+    /// v9: the feed's artwork, as the last sync found it (`folder.jpg` with `sidecars nfo`).
+    private static func v9(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE source ADD COLUMN imageURL TEXT")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import OfflineEngine
 import OfflineStore
 import OfflineTestSupport
 import Testing
@@ -48,6 +49,36 @@ struct SidecarMountTests {
             #expect(FileManager.default.contents(atPath: backup + "/acme/\(stem).nfo") == data)
             // Not writable, not removable
             #expect(unlink(nfo) != 0)
+        }
+    }
+
+    @Test func aPodcastsFeedArtworkIsFolderJPGAndItsEpisodesHaveEpisodeDetails() throws {
+        let fixture = try LibraryFixture()
+        try fixture.store.setPolicy(name: "sidecars", value: "nfo")
+        let origin = fixture.origin
+        origin.serve("/art.jpg", Resource(.file(DesktopThumbnailMountTests.image), contentType: "image/jpeg"))
+        origin.serve("/owl-1.mp3", .generated(size: 4096, seed: 1, contentType: "audio/mpeg"))
+        let url = origin.serveFeed(path: "/owls.rss", xml: """
+            <rss version="2.0"><channel><title>Night Owls</title>
+            <image><url>\(origin.url("/art.jpg"))</url><title>Night Owls</title><link>http://x/</link></image>
+            <item><title>Owls &amp; Bats</title><guid>owl-1</guid><pubDate>Tue, 14 Nov 2023 22:13:20 GMT</pubDate>
+            <enclosure url="\(origin.url("/owl-1.mp3"))" length="4096" type="audio/mpeg"/></item>
+            </channel></rss>
+            """)
+        try fixture.library.addSource(name: "owls", feedURL: url)
+        _ = try fixture.library.sync(sourceName: "owls")
+        let art = try #require(FileManager.default.contents(atPath: DesktopThumbnailMountTests.image))
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            let folderJPG = fixture.path("sources/owls/folder.jpg")
+            var info = stat()
+            #expect(stat(folderJPG, &info) == 0 && Int(info.st_size) == art.count)
+            #expect(FileManager.default.contents(atPath: folderJPG) == art)
+            #expect(unlink(folderJPG) != 0)
+            let nfo = try #require(FileManager.default.contents(atPath: fixture.path("sources/owls/Owls & Bats [owl-1].nfo")))
+            let root = try #require(try XMLDocument(data: nfo).rootElement())
+            #expect(root.name == "episodedetails")
+            #expect(root.elements(forName: "showtitle").first?.stringValue == "Night Owls")
+            #expect(root.elements(forName: "aired").first?.stringValue == "2023-11-14")
         }
     }
 }

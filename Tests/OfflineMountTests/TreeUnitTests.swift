@@ -38,7 +38,8 @@ struct TreeUnitTests {
     @Test func inodeNumbersRoundTripAndNeverCollide() {
         let nodes: [NodeID] = [.root, .sources, .categories, .states, .recent, .stateFolder(0), .stateFolder(6),
                                .source(1), .source(1 << 39), .category(1), .category(77),
-                               .itemFile(itemID: 1, file: 0), .itemFile(itemID: 1, file: 1), .itemFile(itemID: 123_456_789, file: 255)]
+                               .itemFile(itemID: 1, file: 0), .itemFile(itemID: 1, file: 1), .itemFile(itemID: 123_456_789, file: 255),
+                               .sourceArtwork(1), .sourceArtwork(77)]
         #expect(Set(nodes.map(\.inode)).count == nodes.count)
         for node in nodes { #expect(NodeID(inode: node.inode) == node, "\(node)") }
         #expect(NodeID(inode: 0) == nil)

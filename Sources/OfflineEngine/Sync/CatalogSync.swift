@@ -78,6 +78,10 @@ public struct CatalogSync: Sendable {
             try store.recordSync(sourceID: source.id, etag: firstDocument.etag,
                                  lastModified: firstDocument.lastModified, error: nil, at: now())
         }
+        if let warning = SourceArtwork.refresh(source, url: feed.imageURL, store: store, client: client,
+                                               policy: fetcher.destinationPolicy) {
+            report.warnings.append(warning)
+        }
         return .merged(merge)
     }
 
