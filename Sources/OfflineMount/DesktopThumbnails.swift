@@ -89,7 +89,8 @@ final class DesktopThumbnails: Sendable {
                 let nowCached = newItem?.state == .cached && old.items[itemID]?.state != .cached
                 for entry in listed {
                     let present = newItem != nil && new.folders[entry.folder]?.child(named: entry.name) != nil
-                    guard let uri = ThumbnailNaming.uri(ofPath: entry.path) else { continue }
+                    // Most refreshes change nothing of a listed path: no URI or MD5 made then.
+                    guard !present || nowCached, let uri = ThumbnailNaming.uri(ofPath: entry.path) else { continue }
                     let file = ThumbnailNaming.fileName(forURI: uri)
                     if !present {
                         for (folder, _) in Self.sizes { unlink(cacheFolder + "/\(folder)/" + file) }
@@ -114,9 +115,9 @@ final class DesktopThumbnails: Sendable {
 
     /// Writes the entries of `path` unless they are there for `mtime`; whether it wrote.
     private func write(_ path: String, itemID: Int64, mtime: Int) -> Bool {
+        if state.withLock({ $0.written[path] }) == mtime { return false }
         guard let uri = ThumbnailNaming.uri(ofPath: path) else { return false }
         let file = ThumbnailNaming.fileName(forURI: uri)
-        if state.withLock({ $0.written[path] }) == mtime { return false }
         let targets = Self.sizes.map { (cacheFolder + "/\($0.folder)/" + file, $0.side) }
         if targets.allSatisfy({ Self.holds($0.0, uri: uri, mtime: mtime) }) {
             state.withLock { $0.written[path] = mtime }

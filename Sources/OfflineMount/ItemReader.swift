@@ -123,13 +123,7 @@ final class ItemReader: Sendable {
                             path: byteSource.cacheFilePath(itemID: item.id, file: entry.key), readerClass: readerClass,
                             playback: entry.isMedia && readerClass == .player ? startPlayback(itemID: item.id, size: size) : nil,
                             scannerReads: entry.isMedia && readerClass == .scanner ? (try? store.policies())?.scannerReads ?? .header : nil)
-        answer.handle = table.withLock { table in
-            defer { table.nextHandle += 1 }
-            table.files[table.nextHandle] = open
-            if entry.isMedia { table.openMedia[item.id, default: 0] += 1 }
-            if let mode { table.mediaModes[table.nextHandle] = mode }
-            return table.nextHandle
-        }
+        answer.handle = addHandle(open, locksItem: entry.isMedia, mode: mode)
         if entry.isMedia { byteSource.readerOpened(itemID: item.id) }
         if case .passthrough(let backing)? = mode { return .success(OpenAnswer(file: answer, passthrough: backing)) }
         // A scanner's or prober's first read asks for what it reads, no more.
@@ -154,14 +148,21 @@ final class ItemReader: Sendable {
     /// file, and not counted as an open of the item's media.
     func openMemory(_ bytes: [UInt8], itemID: Int64, fileNumber: Int, key: CacheFileKey, file: FileInfo) -> FileInfo {
         var answer = file
-        let open = OpenFile(itemID: itemID, fileNumber: max(1, fileNumber), key: key, size: Int64(bytes.count), path: "",
-                            memory: bytes)
-        answer.handle = table.withLock { table in
+        answer.handle = addHandle(OpenFile(itemID: itemID, fileNumber: max(1, fileNumber), key: key, size: Int64(bytes.count),
+                                           path: "", memory: bytes), locksItem: false)
+        return answer
+    }
+
+    /// A new handle for `open`; `locksItem`: it counts as an open of the item's media (no
+    /// eviction meanwhile).
+    private func addHandle(_ open: OpenFile, locksItem: Bool, mode: MediaIO? = nil) -> UInt64 {
+        table.withLock { table in
             defer { table.nextHandle += 1 }
             table.files[table.nextHandle] = open
+            if locksItem { table.openMedia[open.itemID, default: 0] += 1 }
+            if let mode { table.mediaModes[table.nextHandle] = mode }
             return table.nextHandle
         }
-        return answer
     }
 
     /// A player's playback of `itemID` (`PlaybackSession`).
@@ -173,12 +174,7 @@ final class ItemReader: Sendable {
     /// like the media it locks the item against eviction while open.
     func register(_ open: OpenFile, answer file: FileInfo) -> FileInfo {
         var answer = file
-        answer.handle = table.withLock { table in
-            defer { table.nextHandle += 1 }
-            table.files[table.nextHandle] = open
-            table.openMedia[open.itemID, default: 0] += 1
-            return table.nextHandle
-        }
+        answer.handle = addHandle(open, locksItem: true)
         byteSource.readerOpened(itemID: open.itemID)
         return answer
     }

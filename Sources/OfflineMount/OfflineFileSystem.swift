@@ -372,7 +372,9 @@ public final class OfflineFileSystem: FileSystemOperations {
                 size = hls.joinedFile(itemID: item.id)?.size
             } else if file > 0 {
                 // The cache file's, once it is all there; else what the catalog or sync said.
-                size = reader.sideFileSize(itemID: item.id, key: key) ?? item.files[file].size.map { Int64($0) }
+                // An `.nfo` has no cache file: the tree holds its size.
+                let cached = key == TreeItemFile.sidecarKey ? nil : reader.sideFileSize(itemID: item.id, key: key)
+                size = cached ?? item.files[file].size.map { Int64($0) }
             }
         }
         if let size {
