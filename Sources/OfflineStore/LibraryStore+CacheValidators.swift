@@ -28,7 +28,7 @@ extension LibraryStore {
     }
 
     /// One file's claim inside a transaction; false when the item is gone.
-    private static func commit(_ db: Database, _ entry: CacheCommit) throws -> Bool {
+    static func commit(_ db: Database, _ entry: CacheCommit) throws -> Bool {
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM item WHERE id = ?", arguments: [entry.itemID]) == true else {
             return false
         }
@@ -55,6 +55,8 @@ extension LibraryStore {
                     WHERE itemID = ?1 AND file <> 'thumbnail' AND file NOT LIKE 'subtitle.%') WHERE id = ?1
                 """, arguments: [itemID])
             try Self.upsertValidator(db, itemID: itemID, file: file, validator)
+            // No longer whole: not a copy for other items to link (`wholeSideFile`).
+            try db.execute(sql: "UPDATE cacheValidator SET url = NULL WHERE itemID = ? AND file = ?", arguments: [itemID, file])
         }
     }
 

@@ -157,7 +157,10 @@ public final class LibraryStore: Sendable {
 
     /// The identifiers of the migrations applied, oldest first (for diagnostics and tests).
     public func appliedMigrations() throws -> [String] {
-        try read { db in try StoreSchema.migrator.appliedIdentifiers(db).sorted() }
+        try read { db in try StoreSchema.migrator.appliedIdentifiers(db).sorted {
+            // In the order they run: v2 before v10.
+            ($0.count, $0) < ($1.count, $1)
+        } }
     }
 
     /// Runs `PRAGMA integrity_check` (slower than the check at open) and returns its lines

@@ -17,6 +17,7 @@ enum StoreSchema {
         migrator.registerMigration("v7", migrate: v7)
         migrator.registerMigration("v8", migrate: v8)
         migrator.registerMigration("v9", migrate: v9)
+        migrator.registerMigration("v10", migrate: v10)
         return migrator
     }
 
@@ -240,5 +241,23 @@ enum StoreSchema {
     /// v9: the feed's artwork, as the last sync found it (`folder.jpg` with `sidecars nfo`).
     private static func v9(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE source ADD COLUMN imageURL TEXT")
+    }
+
+    /// v10: the URL a side file's cached bytes came from, so an item whose thumbnail or
+    /// subtitle URL another item has cached whole links that file instead of fetching it
+    /// (a podcast gives every episode one image). Indexed only where set: just cached side
+    /// files have it. Existing rows get their item's URL now.
+    private static func v10(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE cacheValidator ADD COLUMN url TEXT;
+            UPDATE cacheValidator SET url = (SELECT thumbnailURL FROM item WHERE item.id = cacheValidator.itemID)
+                WHERE file = 'thumbnail';
+            UPDATE cacheValidator SET url = (SELECT json_extract(track.value, '$.url')
+                    FROM item, json_each(item.subtitles) AS track
+                    WHERE item.id = cacheValidator.itemID AND json_valid(item.subtitles)
+                      AND cacheValidator.file = 'subtitle.' || json_extract(track.value, '$.language'))
+                WHERE file LIKE 'subtitle.%';
+            CREATE INDEX cacheValidator_url ON cacheValidator(url) WHERE url IS NOT NULL;
+            """)
     }
 }

@@ -56,3 +56,34 @@ import Testing
         #expect(try fixture.cachedBytes(first, 0..<262_144) == GeneratedBytes(size: 1 << 20, seed: 3).bytes(in: 0..<262_144))
     }
 }
+
+/// A cache file replaced at its path (a side file shared by link, then discarded) is opened
+/// anew; a descriptor in use meanwhile stays valid until it is given back.
+@Suite struct CacheDescriptorReopenTests {
+    @Test func aFileReopenedWhileBorrowedClosesItsOldDescriptorWhenGivenBack() throws {
+        let folder = NSTemporaryDirectory() + "offlinefs-reopen-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = CacheDescriptors(capacity: 4)
+        let file = CacheFile(path: folder + "/1/thumbnail", descriptors: pool)
+        try Data("old".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        // Given the file linked from another item's cache (its bytes are theirs too)
+        let other = folder + "/2-thumbnail"
+        #expect(link(file.path, other) == 0)
+        // When its bytes are removed while a read holds its descriptor
+        var borrowed: Int32 = -1
+        try pool.withDescriptor(CacheDescriptors.Key(file: ObjectIdentifier(file), direct: false),
+                                open: { () throws(CacheFileError) -> Int32 in -1 }) { (fd: Int32) throws(CacheFileError) in
+            borrowed = fd
+            try file.removeBytes()
+            #expect(fcntl(fd, F_GETFD) != -1, "closed while borrowed")
+        }
+        // Then the descriptor closes once given back, the other item keeps the bytes, and the
+        // next write makes a new file at the path
+        #expect(fcntl(borrowed, F_GETFD) == -1)
+        #expect(FileManager.default.contents(atPath: other) == Data("old".utf8))
+        try Data("new".utf8).withUnsafeBytes { try file.write($0, at: 0) }
+        #expect(FileManager.default.contents(atPath: file.path) == Data("new".utf8))
+        #expect(FileManager.default.contents(atPath: other) == Data("old".utf8))
+        #expect(pool.openCount == 1)
+    }
+}

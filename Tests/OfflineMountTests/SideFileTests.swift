@@ -1,4 +1,5 @@
 import Foundation
+import OfflineEngine
 import OfflineStore
 import OfflineTestSupport
 import Synchronization
@@ -66,6 +67,46 @@ struct SideFileTests {
             }
             let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources/acme") + "/", backup + "/"])
             #expect(second.status == 0 && second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
+        }
+    }
+
+    @Test func episodesSharingOneImageFetchItOnceAndKeepOneCacheFile() throws {
+        // Given four episodes whose feed gives them all one image, nothing cached
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("pod")
+        let items = try fixture.merge(source, (1...4).map {
+            ItemSpec(contentID: "e\($0)", title: "Episode \($0)", size: 50_000, seed: UInt64($0),
+                     sideFileSizes: true, sharedThumbnail: "/art/show.jpg")
+        })
+        let image = try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail")
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            let thumbnail = { (n: Int) in fixture.path("sources/pod/Episode \(n) [e\(n)]-thumb.jpg") }
+            // When a program reads the first episode's thumbnail, then every other one's
+            for n in 1...4 {
+                let cat = try mount.run(["cat", thumbnail(n)])
+                #expect(cat.status == 0, "\(cat.stderr)")
+                #expect(FileManager.default.contents(atPath: thumbnail(n)) == image, "episode \(n)")
+            }
+            // Then the origin sent the image once, and the cache holds one file, linked four times
+            let fetches = fixture.origin.requests(for: "/art/show.jpg").filter { $0.method == "GET" }
+            #expect(fetches.count == 1, "\(fetches)")
+            let cacheFiles = try (1...4).map { n in
+                try FileManager.default.attributesOfItem(atPath: CacheLayout.filePath(
+                    library: fixture.library.folder, itemID: try #require(items["e\(n)"]).id, file: "thumbnail"))
+            }
+            #expect(Set(cacheFiles.map { $0[.systemFileNumber] as? Int }).count == 1)
+            #expect(cacheFiles.allSatisfy { $0[.referenceCount] as? Int == 4 })
+
+            // And evicting the first episode with its side files keeps the others' copies
+            let evict = try mount.run(["sh", "-c", "echo \"$1\" > \"$2\"", "sh", "evict pod/e1 all", fixture.path(".control")])
+            #expect(evict.status == 0, "\(evict.stderr)")
+            let kept = CacheLayout.filePath(library: fixture.library.folder, itemID: try #require(items["e2"]).id, file: "thumbnail")
+            #expect(waitUntil { (try? FileManager.default.attributesOfItem(atPath: kept)[.referenceCount] as? Int) == 3 })
+            try fixture.origin.goOffline()
+            #expect(FileManager.default.contents(atPath: thumbnail(2)) == image)
+            #expect(FileManager.default.contents(atPath: kept) == image)
+            // And the evicted episode's thumbnail links the kept copy again, with the origin gone
+            #expect(FileManager.default.contents(atPath: thumbnail(1)) == image)
         }
     }
 

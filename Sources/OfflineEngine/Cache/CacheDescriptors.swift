@@ -25,6 +25,9 @@ final class CacheDescriptors: Sendable {
 
     private struct State {
         var entries: [Key: Entry] = [:]
+        /// Descriptors of a file reopened while borrowed, by descriptor: closed when the last
+        /// borrower gives them back.
+        var retired: [Int32: Int] = [:]
         var uses: UInt64 = 0
     }
 
@@ -50,7 +53,7 @@ final class CacheDescriptors: Sendable {
     func withDescriptor<Result>(_ key: Key, open: () throws(CacheFileError) -> Int32,
                                 _ body: (Int32) throws(CacheFileError) -> Result) throws(CacheFileError) -> Result {
         let fd = try borrow(key, open: open)
-        defer { giveBack(key) }
+        defer { giveBack(key, fd) }
         return try body(fd)
     }
 
@@ -58,6 +61,20 @@ final class CacheDescriptors: Sendable {
     func forget(_ file: ObjectIdentifier) {
         let closing = state.withLock { s in
             [true, false].compactMap { s.entries.removeValue(forKey: Key(file: file, direct: $0))?.fd }
+        }
+        for fd in closing { close(fd) }
+    }
+
+    /// The file was replaced at its path (`CacheFile.removeBytes`): its next use opens the
+    /// path anew. Descriptors not borrowed close now, the others when given back.
+    func reopen(_ file: ObjectIdentifier) {
+        let closing = state.withLock { s -> [Int32] in
+            var closing: [Int32] = []
+            for direct in [true, false] {
+                guard let entry = s.entries.removeValue(forKey: Key(file: file, direct: direct)) else { continue }
+                if entry.borrowers == 0 { closing.append(entry.fd) } else { s.retired[entry.fd] = entry.borrowers }
+            }
+            return closing
         }
         for fd in closing { close(fd) }
     }
@@ -99,8 +116,12 @@ final class CacheDescriptors: Sendable {
         return fd
     }
 
-    private func giveBack(_ key: Key) {
+    private func giveBack(_ key: Key, _ fd: Int32) {
         let closing = state.withLock { s -> [Int32] in
+            if let borrowers = s.retired[fd] {
+                s.retired[fd] = borrowers > 1 ? borrowers - 1 : nil
+                return borrowers > 1 ? [] : [fd]
+            }
             s.entries[key]?.borrowers -= 1
             return Self.closeIdle(&s, over: capacity)
         }

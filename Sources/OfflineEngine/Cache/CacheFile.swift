@@ -73,6 +73,36 @@ final class CacheFile: Sendable {
         return fd
     }
 
+    /// Makes `path` a hard link to `existing`, if that file holds `size` bytes; replaces what
+    /// `path` held. False when it cannot be done (the caller fetches instead).
+    static func link(_ existing: String, to path: String, size: Int64) -> Bool {
+        var info = stat()
+        guard stat(existing, &info) == 0, Int64(info.st_size) == size else { return false }
+        let folder = (path as NSString).deletingLastPathComponent
+        guard (try? makeFolder(folder)) != nil else { return false }
+        // Linked under a temporary name, then renamed over: `path` is never missing or half made.
+        let temporary = path + ".link"
+        unlink(temporary)
+        guard Glibc.link(existing, temporary) == 0 else { return false }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return false
+        }
+        return true
+    }
+
+    /// Forgets every byte. A file other items' cache files link (a side file shared by URL)
+    /// is unlinked instead of cut, so theirs keep their bytes; this file's descriptors then
+    /// open a new file at the path.
+    func removeBytes() throws(CacheFileError) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_nlink > 1 else { return try truncate(to: 0) }
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw CacheFileError(errno: errno, operation: "unlink", path: path)
+        }
+        descriptors.reopen(ObjectIdentifier(self))
+    }
+
     /// Makes `folder` and any missing parent.
     private static func makeFolder(_ folder: String) throws(CacheFileError) {
         if mkdir(folder, 0o755) == 0 || errno == EEXIST { return }

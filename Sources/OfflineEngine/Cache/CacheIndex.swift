@@ -29,6 +29,13 @@ protocol CacheIndex: Sendable {
     func commit(_ batch: [CacheCommit]) throws -> Set<Int>
     /// Forgets every range; new bytes will belong to `validator`.
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
+    /// Another item's side file cached whole from `url`, which `itemID`'s may link.
+    func wholeSideFile(url: String, excludingItem itemID: Int64) throws -> WholeSideFile?
+    /// `file` now holds all of `url`'s bytes: other items may link it.
+    func recordWholeSideFile(itemID: Int64, file: CacheFileKey, url: String) throws
+    /// Claims all of `copy`'s bytes for `file`, whose cache file now links `copy`'s; false
+    /// when the item is gone.
+    func adoptWholeSideFile(itemID: Int64, file: CacheFileKey, url: String, copy: WholeSideFile) throws -> Bool
 }
 
 /// `CacheIndex` over the library store.
@@ -71,5 +78,17 @@ struct StoreCacheIndex: CacheIndex {
 
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws {
         try store.resetCache(itemID: itemID, file: file, validator: validator)
+    }
+
+    func wholeSideFile(url: String, excludingItem itemID: Int64) throws -> WholeSideFile? {
+        try store.wholeSideFile(url: url, excludingItem: itemID)
+    }
+
+    func recordWholeSideFile(itemID: Int64, file: CacheFileKey, url: String) throws {
+        try store.recordWholeSideFile(itemID: itemID, file: file, url: url)
+    }
+
+    func adoptWholeSideFile(itemID: Int64, file: CacheFileKey, url: String, copy: WholeSideFile) throws -> Bool {
+        try store.adoptWholeSideFile(itemID: itemID, file: file, url: url, copy: copy)
     }
 }

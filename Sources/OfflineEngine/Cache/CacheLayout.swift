@@ -3,6 +3,11 @@ import Foundation
 /// Where cached bytes live in a library folder: `<library>/cache/<item id>/<file key>`,
 /// one sparse file per item file.
 public enum CacheLayout {
+    /// A thumbnail or subtitle file, beside the media (`media`, or an HLS item's `hls.<n>`).
+    static func isSideFile(_ file: CacheFileKey) -> Bool {
+        file == "thumbnail" || file.hasPrefix("subtitle.")
+    }
+
     public static func cacheFolder(library: URL) -> URL {
         library.appendingPathComponent("cache", isDirectory: true)
     }

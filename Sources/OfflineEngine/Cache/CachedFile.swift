@@ -210,6 +210,11 @@ final class CachedFile: Sendable {
         state.withLock { Progress(written: $0.present.byteCount, committed: $0.committed.byteCount, total: $0.total) }
     }
 
+    /// Whether every byte of the file is written or waiting in memory to be (flushed or not).
+    var hasEveryByte: Bool {
+        state.withLock { s in s.total.map { s.present.contains(0..<$0) } ?? false }
+    }
+
     /// Whether every byte of the file is flushed and claimed; nil when its size is unknown.
     var isCompletelyCommitted: Bool? {
         state.withLock { s in s.total.map { s.committed.contains(0..<$0) } }
@@ -349,7 +354,7 @@ final class CachedFile: Sendable {
                 s.restarts = 0
             }
             try index.reset(itemID: itemID, file: key, validator: nil)
-            try file.truncate(to: 0)
+            try file.removeBytes()
         }
     }
 

@@ -131,9 +131,10 @@ public final class HookRunner: Sendable {
         var listing: String?
         if run.event == .sync {
             let path = NSTemporaryDirectory() + "offlinefs-new-items-\(UUID().uuidString).txt"
-            FileManager.default.createFile(atPath: path, contents: Data(run.newItems.map { $0 + "\n" }.joined().utf8),
-                                           attributes: [.posixPermissions: 0o600])
-            env["OFFLINEFS_NEW_ITEMS_FILE"] = path
+            if FileManager.default.createFile(atPath: path, contents: Data(run.newItems.map { $0 + "\n" }.joined().utf8),
+                                              attributes: [.posixPermissions: 0o600]) {
+                env["OFFLINEFS_NEW_ITEMS_FILE"] = path
+            }
             listing = path
         }
         defer { if let listing { unlink(listing) } }

@@ -14,13 +14,14 @@ import Synchronization
 ///   makes them durable and claims them in the store in batches.
 /// - After a crash only committed ranges are trusted (`CachedFile.init`).
 ///
-/// Lock order: `files` → `CachedFile`'s locks, `readers`, `MediaOriginIndex`'s (leaves).
+/// Lock order: `files` → `CachedFile`'s locks, `readers`, `MediaOriginIndex`'s (leaves);
+/// `sideFileLinks` → `CachedFile`'s locks.
 /// Nothing is called back under `files`.
 public final class RangeFetcher: ItemByteSource {
     public let cacheFolder: URL
     private let cacheFolderPath: String
     private let loop: TransferLoop
-    private let index: any CacheIndex
+    let index: any CacheIndex
     /// Origins of uncached media, so that a first open needs no store read (nil: always read).
     private let mediaOrigins: MediaOriginIndex?
     let settings: FetchSettings
@@ -40,11 +41,14 @@ public final class RangeFetcher: ItemByteSource {
     /// Where `learnSizes` waits for its HEAD answers (blocking, off the transfer loop).
     let sizeProbes = DispatchQueue(label: "offlinefs.size-probes", attributes: .concurrent)
     /// The files being read or fetched, and a few idle ones (`CachedFileTable`).
-    private let files: Mutex<CachedFileTable>
+    let files: Mutex<CachedFileTable>
     private let readers = Mutex(Readers())
     private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
     private let playbackStarter = Mutex<(@Sendable (_ itemID: Int64, _ size: Int64?) -> PlaybackSession)?>(nil)
     private let closeHandlers = Mutex<[@Sendable (Int64) -> Void]>([])
+    /// Held while a side file is linked to another item's copy, or a file's bytes are
+    /// discarded, so a copy is never linked while its bytes go (`linkWholeSideFile`).
+    let sideFileLinks = Mutex(())
 
     /// Who has which item open.
     private struct Readers {
@@ -320,7 +324,8 @@ public final class RangeFetcher: ItemByteSource {
 
     /// Forgets every cached byte of the file (store first, then disk) and stops its fetches.
     public func discard(itemID: Int64, file: CacheFileKey) throws {
-        try cachedFile(itemID: itemID, key: file).discard()
+        let cached = try cachedFile(itemID: itemID, key: file)
+        try sideFileLinks.withLock { _ in try cached.discard() }
         // Its origin may change with its bytes (an HLS key names another rendition's URL
         // then): the next use loads the file anew.
         files.withLock { $0.remove(FileID(itemID: itemID, key: file)) }
@@ -359,6 +364,9 @@ public final class RangeFetcher: ItemByteSource {
     private func fileCompleted(_ file: CachedFile) {
         // Handlers first: a completed download's checksum is read from these pages.
         for handler in completionHandlers.withLock({ $0 }) { handler(file.itemID, file.key) }
+        if CacheLayout.isSideFile(file.key) {
+            try? index.recordWholeSideFile(itemID: file.itemID, file: file.key, url: file.origin.url)
+        }
         let open = isOpen(itemID: file.itemID)
         file.file.releaseWrittenPages(keeping: open ? file.recentlyFlushedRanges : [])
         if !open { file.dropRecentBlocks() }
@@ -370,6 +378,9 @@ public final class RangeFetcher: ItemByteSource {
 
     func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
         let id = FileID(itemID: itemID, key: key)
+        if CacheLayout.isSideFile(key), files.withLock({ $0.peek(id) == nil }) {
+            linkWholeSideFile(itemID: itemID, key: key)
+        }
         let (cached, dropped) = try files.withLock { files throws(FetchError) -> (CachedFile, [CachedFile]) in
             if let existing = files.use(id) { return (existing, []) }
             let cached = try makeCachedFile(id)

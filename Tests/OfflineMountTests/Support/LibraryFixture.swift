@@ -29,6 +29,8 @@ struct ItemSpec {
     var duration: Double?
     /// A real image served as the thumbnail (implies `thumbnail`).
     var thumbnailFile: String?
+    /// An origin path serving a thumbnail several items share (a podcast's one image).
+    var sharedThumbnail: String?
 }
 
 /// The ffmpeg-made HLS streams in `Tests/Fixtures/HLS` (see its `make-fixtures.sh`).
@@ -98,13 +100,16 @@ final class LibraryFixture {
             } else if spec.thumbnail {
                 origin.serve(path + ".jpg", Self.sideFile(path + ".jpg"))
             }
+            if let shared = spec.sharedThumbnail { origin.serve(shared, Self.sideFile(shared)) }
             for language in spec.subtitles { origin.serve("\(path).\(language).vtt", Self.sideFile("\(path).\(language).vtt")) }
             paths[spec.contentID] = generated
             entries.append(CatalogEntry(
                 contentID: spec.contentID, title: spec.title, type: .video, mediaURL: origin.url(path), size: spec.size,
                 mimeType: spec.mimeType, duration: spec.duration, publishedAt: spec.published,
-                thumbnailURL: spec.thumbnail || spec.thumbnailFile != nil ? origin.url(path + ".jpg") : nil,
-                thumbnailSize: spec.thumbnail && spec.sideFileSizes ? Self.sideFileSize(path + ".jpg") : nil,
+                thumbnailURL: spec.sharedThumbnail.map(origin.url)
+                    ?? (spec.thumbnail || spec.thumbnailFile != nil ? origin.url(path + ".jpg") : nil),
+                thumbnailSize: spec.sideFileSizes ? (spec.sharedThumbnail.flatMap(Self.sideFileSize)
+                    ?? (spec.thumbnail ? Self.sideFileSize(path + ".jpg") : nil)) : nil,
                 subtitles: spec.subtitles.map {
                     SubtitleTrack(language: $0, url: origin.url("\(path).\($0).vtt"), format: "vtt",
                                   size: spec.sideFileSizes ? Self.sideFileSize("\(path).\($0).vtt") : nil)
