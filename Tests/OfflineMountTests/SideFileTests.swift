@@ -81,7 +81,9 @@ struct SideFileTests {
         let image = try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail")
         try withMount(fixture) { (mount: MountedLibrary) throws in
             let thumbnail = { (n: Int) in fixture.path("sources/pod/Episode \(n) [e\(n)]-thumb.jpg") }
-            // When a program reads the first episode's thumbnail, then every other one's
+            // When the folder is listed (its sizes looked at), then a program reads the first
+            // episode's thumbnail, then every other one's
+            #expect(try mount.run(["ls", "-l", fixture.path("sources/pod")]).status == 0)
             for n in 1...4 {
                 let cat = try mount.run(["cat", thumbnail(n)])
                 #expect(cat.status == 0, "\(cat.stderr)")

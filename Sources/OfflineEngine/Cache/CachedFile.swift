@@ -347,6 +347,11 @@ final class CachedFile: Sendable {
     /// Forgets every byte (store first, then the file): corrupt data, an eviction.
     func discard() throws {
         cancelAll(FetchError(.cancelled, "the cached bytes of item \(itemID) were discarded"))
+        try discardBytes()
+    }
+
+    /// `discard` once its transfers and waiters are told: nothing here calls back.
+    func discardBytes() throws {
         try commitLock.withLock { _ in
             state.withLock { s in
                 s.startNewGeneration(validator: nil)

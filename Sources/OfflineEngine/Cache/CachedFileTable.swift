@@ -52,6 +52,13 @@ struct CachedFileTable {
         entries[id] = nil
     }
 
+    /// Forgets the files `shouldRemove` picks; returns them.
+    mutating func removeAll(where shouldRemove: (FileID, CachedFile) -> Bool) -> [CachedFile] {
+        let removed = entries.filter { shouldRemove($0.key, $0.value.file) }
+        for id in removed.keys { entries[id] = nil }
+        return removed.values.map(\.file)
+    }
+
     mutating func insert(_ file: CachedFile, as id: FileID) {
         uses += 1
         entries[id] = (file, uses)

@@ -14,8 +14,8 @@ import Synchronization
 ///   makes them durable and claims them in the store in batches.
 /// - After a crash only committed ranges are trusted (`CachedFile.init`).
 ///
-/// Lock order: `files` → `CachedFile`'s locks, `readers`, `MediaOriginIndex`'s (leaves);
-/// `sideFileLinks` → `CachedFile`'s locks.
+/// Lock order: `files` → `sideFileLinks` → `CachedFile`'s locks; `files` → `readers`,
+/// `MediaOriginIndex`'s (leaves).
 /// Nothing is called back under `files`.
 public final class RangeFetcher: ItemByteSource {
     public let cacheFolder: URL
@@ -325,7 +325,9 @@ public final class RangeFetcher: ItemByteSource {
     /// Forgets every cached byte of the file (store first, then disk) and stops its fetches.
     public func discard(itemID: Int64, file: CacheFileKey) throws {
         let cached = try cachedFile(itemID: itemID, key: file)
-        try sideFileLinks.withLock { _ in try cached.discard() }
+        cached.cancelAll(FetchError(.cancelled, "the cached bytes of item \(itemID) were discarded"))
+        // Not while a copy of it is being linked (waiters are told first: they may call back).
+        try sideFileLinks.withLock { _ in try cached.discardBytes() }
         // Its origin may change with its bytes (an HLS key names another rendition's URL
         // then): the next use loads the file anew.
         files.withLock { $0.remove(FileID(itemID: itemID, key: file)) }
@@ -364,9 +366,7 @@ public final class RangeFetcher: ItemByteSource {
     private func fileCompleted(_ file: CachedFile) {
         // Handlers first: a completed download's checksum is read from these pages.
         for handler in completionHandlers.withLock({ $0 }) { handler(file.itemID, file.key) }
-        if CacheLayout.isSideFile(file.key) {
-            try? index.recordWholeSideFile(itemID: file.itemID, file: file.key, url: file.origin.url)
-        }
+        if CacheLayout.isSideFile(file.key) { sideFileCompleted(file) }
         let open = isOpen(itemID: file.itemID)
         file.file.releaseWrittenPages(keeping: open ? file.recentlyFlushedRanges : [])
         if !open { file.dropRecentBlocks() }
@@ -378,9 +378,7 @@ public final class RangeFetcher: ItemByteSource {
 
     func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
         let id = FileID(itemID: itemID, key: key)
-        if CacheLayout.isSideFile(key), files.withLock({ $0.peek(id) == nil }) {
-            linkWholeSideFile(itemID: itemID, key: key)
-        }
+        if CacheLayout.isSideFile(key) { claimArrivedSideFiles(besides: itemID) }
         let (cached, dropped) = try files.withLock { files throws(FetchError) -> (CachedFile, [CachedFile]) in
             if let existing = files.use(id) { return (existing, []) }
             let cached = try makeCachedFile(id)
@@ -409,7 +407,8 @@ public final class RangeFetcher: ItemByteSource {
         } catch {
             throw FetchError(.noSuchItem, "cannot read item \(itemID): \(error)")
         }
-        guard let stored else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
+        guard var stored else { throw FetchError(.noSuchItem, "item \(itemID) has no \(key) to fetch") }
+        if let linked = linkWholeSideFile(stored, itemID: itemID, key: key) { stored = linked }
         do {
             return try CachedFile(
                 itemID: itemID, key: key, stored: stored, path: cacheFilePath(itemID: itemID, file: key),
