@@ -105,7 +105,8 @@ struct UncachedReadTests {
             // When a file manager shows the item's folder
             #expect(names(fixture.path("sources/big")).contains("Video [v].mp4"))
             // Then the origin gets one HEAD for the item (a connection for the read to come)
-            #expect(eventually { fixture.origin.requests(for: mediaPath).map(\.method) == ["HEAD"] })
+            #expect(eventually { fixture.origin.requests(for: mediaPath).map(\.method) == ["HEAD"] },
+                    "\(fixture.origin.requests(for: mediaPath))")
             // And the folder shown again, then the item read: its bytes, and no second HEAD
             _ = names(fixture.path("sources/big"))
             let expected = fixture.directory + "/expected"
