@@ -34,6 +34,26 @@ import Testing
         try f.wait(item, .cached)
     }
 
+    @Test func aDownloadRunningWhenTheWindowClosesStopsAndResumesAtItsOpening() throws {
+        let f = try EngineFixture()  // 12:00 UTC
+        defer { f.close() }
+        try f.store.setPolicy(name: "download-window", value: "06:00-13:00")
+        let item = try f.addItem("a.mp4", size: 400_000)
+        f.origin.setFault("/a.mp4", .trickle(bytesPerSecond: 20_000))
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(item, .downloading)
+        // When the window closes at 13:00 with the download running
+        f.advance(3600)
+        // Then it stops, named by the window, and keeps what it fetched
+        let held = try f.wait(item, .idle)
+        #expect(held.error == .outOfPolicy && held.errorDetail == "outside the download window 06:00-13:00")
+        // And at the next opening it resumes and completes
+        f.origin.clearFaults("/a.mp4")
+        f.advance(17 * 3600)  // 06:00
+        try f.wait(item, .cached)
+    }
+
     @Test func dailyLimitWaitsForTheNextDay() throws {
         let f = try EngineFixture()
         defer { f.close() }

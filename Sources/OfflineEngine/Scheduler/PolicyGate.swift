@@ -23,7 +23,7 @@ public enum PolicyGate {
         }
         if !policies.downloadWindow.contains(now, timeZone: timeZone) {
             let opens = nextOpening(policies.downloadWindow, after: now, timeZone: timeZone)
-            return .wait(.outOfPolicy, "outside the download window \(policies.downloadWindow)", until: opens)
+            return .wait(.outOfPolicy, outsideWindow(policies.downloadWindow), until: opens)
         }
         // Rechecked when the conditions change (the bus watch pokes, the power poll ticks).
         if let rule = NetworkPowerRules.holding(policies, conditions, originIsLocal: NetworkPowerRules.isLocalOrigin(mediaURL: item.mediaURL)) {
@@ -50,16 +50,31 @@ public enum PolicyGate {
         return calendar.date(byAdding: .day, value: 1, to: start) ?? date.addingTimeInterval(86_400)
     }
 
+    static func outsideWindow(_ window: DownloadWindow) -> String {
+        "outside the download window \(window)"
+    }
+
     /// When `window` next opens after `date` (nil for `always`).
     public static func nextOpening(_ window: DownloadWindow, after date: Date, timeZone: TimeZone) -> Date? {
         guard case .between(let startMinute, _) = window else { return nil }
+        return next(minute: startMinute, after: date, timeZone: timeZone)
+    }
+
+    /// When `window` next closes after `date` (nil for `always`).
+    static func nextClosing(_ window: DownloadWindow, after date: Date, timeZone: TimeZone) -> Date? {
+        guard case .between(_, let endMinute) = window else { return nil }
+        return next(minute: endMinute, after: date, timeZone: timeZone)
+    }
+
+    /// The first time after `date` that is `minute` minutes past a local midnight.
+    private static func next(minute: Int, after date: Date, timeZone: TimeZone) -> Date? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let dayStart = calendar.startOfDay(for: date)
         for dayOffset in 0...2 {
             guard let day = calendar.date(byAdding: .day, value: dayOffset, to: dayStart),
-                  let opening = calendar.date(byAdding: .minute, value: startMinute, to: day) else { continue }
-            if opening > date { return opening }
+                  let time = calendar.date(byAdding: .minute, value: minute, to: day) else { continue }
+            if time > date { return time }
         }
         return nil
     }

@@ -22,7 +22,11 @@ extension Scheduler {
     func scheduleDownloads(now: Date, policies: PolicySet, wakeAt: inout [Date]) {
         guard let candidates = try? store.items(inStates: [.queued, .idle]) else { return }
         let conditions = conditions(policies)
-        holdBackRunning(policies: policies, conditions: conditions)
+        holdBackRunning(policies: policies, conditions: conditions, now: now)
+        if !runningItems.isEmpty,
+           let closes = PolicyGate.nextClosing(policies.downloadWindow, after: now, timeZone: configuration.timeZone) {
+            wakeAt.append(closes)  // running downloads stop then
+        }
         if NetworkPowerRules.readsPower(policies), !candidates.isEmpty || !runningItems.isEmpty {
             // sysfs tells no change: look again soon while something may start or stop.
             wakeAt.append(now.addingTimeInterval(configuration.powerPollInterval))
@@ -78,9 +82,14 @@ extension Scheduler {
         }
     }
 
-    /// Running downloads that a network or power rule now holds back stop, and go `idle` /
-    /// `out-of-policy` naming the rule when their thread returns.
-    private func holdBackRunning(policies: PolicySet, conditions: NetworkPowerRules.Conditions) {
+    /// Running downloads that the download window or a network or power rule now holds back
+    /// stop, and go `idle` / `out-of-policy` naming the rule when their thread returns (the
+    /// window's opening starts them again, from where they stopped).
+    private func holdBackRunning(policies: PolicySet, conditions: NetworkPowerRules.Conditions, now: Date) {
+        if !policies.downloadWindow.contains(now, timeZone: configuration.timeZone) {
+            for id in runningItems { holdBack(itemID: id, rule: PolicyGate.outsideWindow(policies.downloadWindow)) }
+            return
+        }
         guard conditions != .unrestricted else { return }
         for id in runningItems {
             guard let item = try? store.item(id: id),
