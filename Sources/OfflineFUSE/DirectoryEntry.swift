@@ -44,7 +44,11 @@ extension Reply where Value == [DirectoryEntry] {
     /// if the request was already answered.
     @discardableResult
     public func succeed(_ entries: some Sequence<DirectoryEntry>) -> Int? {
-        pack(entries) { req, buffer, name, entry in
+        if !request.isKernel {
+            let all = Array(entries)
+            return send(.directory(all)) { _ in 0 } ? all.count : nil
+        }
+        return pack(entries) { req, buffer, name, entry in
             var attr = stat()
             attr.st_ino = UInt(entry.inode)
             attr.st_mode = entry.mode
@@ -60,7 +64,11 @@ extension Reply where Value == [DirectoryEntryPlus] {
     /// sent (`nil` if the request was already answered).
     @discardableResult
     public func succeed(_ entries: some Sequence<DirectoryEntryPlus>) -> Int? {
-        pack(entries) { req, buffer, name, entry in
+        if !request.isKernel {
+            let all = Array(entries)
+            return send(.directoryPlus(all)) { _ in 0 } ? all.count : nil
+        }
+        return pack(entries) { req, buffer, name, entry in
             var param = entry.entry.param
             return fuse_add_direntry_plus(req, buffer.baseAddress, buffer.count, name, &param, off_t(entry.nextOffset))
         }
@@ -82,7 +90,7 @@ extension Reply {
         add: (fuse_req_t, UnsafeMutableBufferPointer<CChar>, UnsafePointer<CChar>, S.Element) -> Int
     ) -> Int? where S.Element: PackableEntry {
         var count = 0
-        let sent = send { req in
+        let sent = send(.done) { req in
             let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: max(sizeLimit, 1))
             defer { buffer.deallocate() }
             var used = 0

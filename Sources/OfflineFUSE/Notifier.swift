@@ -37,7 +37,8 @@ public final class Notifier: Sendable {
         var running = true
         var sent = 0
     }
-    private let session: SessionHandle
+    /// Nil for a file system served without the kernel: nothing to tell, notifications drop.
+    private let session: SessionHandle?
     private let state = Mutex(State())  // protected: the queue and the counters
     private let wakeupSemaphore: Semaphore  // posted once per queued item and on stop
     private let thread = Mutex<pthread_t?>(nil)
@@ -45,11 +46,18 @@ public final class Notifier: Sendable {
     /// negative errno such as `-ENOENT` when the kernel had nothing cached).
     private let resultHandler: (@Sendable (Notification, Int32) -> Void)?
 
-    init(session: SessionHandle, resultHandler: (@Sendable (Notification, Int32) -> Void)?) {
+    init(session: SessionHandle?, resultHandler: (@Sendable (Notification, Int32) -> Void)?) {
         self.session = session
         self.resultHandler = resultHandler
         wakeupSemaphore = Semaphore(raw: .allocate(capacity: 1))
         sem_init(wakeupSemaphore.raw, 0, 0)
+        if session == nil { state.withLock { $0.running = false } }
+    }
+
+    /// A notifier for a file system served without the kernel (`DirectSession`): no kernel
+    /// caches to invalidate, so it drops what it is given.
+    public static func withoutKernel() -> Notifier {
+        Notifier(session: nil, resultHandler: nil)
     }
 
     deinit {
@@ -127,6 +135,7 @@ public final class Notifier: Sendable {
     }
 
     private func send(_ notification: Notification) -> Int32 {
+        guard let session else { return -ENOTCONN }
         switch notification {
         case .invalidateInode(let inode, let offset, let length):
             return fuse_lowlevel_notify_inval_inode(session.raw, inode, off_t(offset), off_t(length))

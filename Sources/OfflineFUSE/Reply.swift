@@ -24,14 +24,14 @@ public final class Reply<Value>: Sendable {
     }
 
     deinit {
-        request.finish { fuse_reply_err($0, EIO) }
+        request.finish(.error(.ioError)) { fuse_reply_err($0, EIO) }
     }
 
     /// Answers with an error.
     public func fail(_ errno: Errno) {
         // 0 would mean success to libfuse (the ops that answer with nothing): never send it here.
         let code = errno.rawValue > 0 ? errno.rawValue : EIO
-        request.finish { fuse_reply_err($0, code) }
+        request.finish(.error(Errno(rawValue: code))) { fuse_reply_err($0, code) }
     }
 
     /// Answers with an error converted by `Errno(converting:)` (anything but `Errno` is `EIO`).
@@ -42,15 +42,16 @@ public final class Reply<Value>: Sendable {
     /// `true` once an answer has been sent.
     public var isAnswered: Bool { request.isAnswered }
 
+    /// Sends `answer`: with `body` to the kernel, or as the value to a direct request.
     @discardableResult
-    func send(_ body: (fuse_req_t) -> Int32) -> Bool {
-        request.finish(body)
+    func send(_ answer: @autoclosure () -> Answer, _ body: (fuse_req_t) -> Int32) -> Bool {
+        request.finish(answer(), body)
     }
 }
 
 extension Reply where Value == Void {
     /// Answers success with no data (`fuse_reply_err(req, 0)`).
-    public func succeed() { send { fuse_reply_err($0, 0) } }
+    public func succeed() { send(.done) { fuse_reply_err($0, 0) } }
 
     /// Answers with `result`.
     public func complete(_ result: Result<Void, Errno>) {
@@ -66,7 +67,7 @@ extension Reply where Value == Entry {
     /// only `lookup` may send those).
     public func succeed(_ entry: Entry) {
         var param = entry.param
-        send { fuse_reply_entry($0, &param) }
+        send(.entry(entry)) { fuse_reply_entry($0, &param) }
     }
 
     /// Answers with `result`.
@@ -83,7 +84,7 @@ extension Reply where Value == CreatedFile {
     public func succeed(_ created: CreatedFile) {
         var param = created.entry.param
         var info = created.file.cValue
-        send { fuse_reply_create($0, &param, &info) }
+        send(.created(created)) { fuse_reply_create($0, &param, &info) }
     }
 }
 
@@ -91,7 +92,7 @@ extension Reply where Value == FileAttributes {
     /// Answers `getattr`/`setattr`: the attributes and how many seconds the kernel may cache them.
     public func succeed(_ attributes: FileAttributes, timeout: Double) {
         var attr = attributes.stat
-        send { fuse_reply_attr($0, &attr, timeout) }
+        send(.attributes(attributes, timeout: timeout)) { fuse_reply_attr($0, &attr, timeout) }
     }
 }
 
@@ -99,7 +100,7 @@ extension Reply where Value == FileInfo {
     /// Answers `open`/`opendir` with the handle and flags to keep (`fuse_reply_open`).
     public func succeed(_ file: FileInfo) {
         var info = file.cValue
-        send { fuse_reply_open($0, &info) }
+        send(.opened(file, passthrough: false)) { fuse_reply_open($0, &info) }
     }
 
     /// Answers `open` with reads and mmaps of the file passed through to `backing` in the
@@ -108,21 +109,21 @@ extension Reply where Value == FileInfo {
     public func succeed(_ file: FileInfo, passthrough backing: BackingFile) {
         var info = file.cValue
         info.direct_io = 0
-        send { cfuse_reply_open_backing($0, &info, backing.id) }
+        send(.opened(file, passthrough: true)) { cfuse_reply_open_backing($0, &info, backing.id) }
     }
 }
 
 extension Reply where Value == String {
     /// Answers `readlink` with the link's target.
     public func succeed(_ target: String) {
-        send { req in target.withCString { fuse_reply_readlink(req, $0) } }
+        send(.linkTarget(target)) { req in target.withCString { fuse_reply_readlink(req, $0) } }
     }
 }
 
 extension Reply where Value == Int {
     /// Answers `write` with the number of bytes written.
     public func succeed(_ count: Int) {
-        send { fuse_reply_write($0, count) }
+        send(.size(count)) { fuse_reply_write($0, count) }
     }
 }
 
@@ -130,7 +131,7 @@ extension Reply where Value == FileSystemStatistics {
     /// Answers `statfs`.
     public func succeed(_ statistics: FileSystemStatistics) {
         var stat = statistics.statvfs
-        send { fuse_reply_statfs($0, &stat) }
+        send(.statistics(statistics)) { fuse_reply_statfs($0, &stat) }
     }
 }
 
@@ -164,11 +165,11 @@ extension Reply {
     /// The xattr size protocol (`getxattr(2)`): 0 asks for the length.
     fileprivate func sendSized(_ bytes: [UInt8]) {
         if sizeLimit == 0 {
-            send { fuse_reply_xattr($0, bytes.count) }
+            send(.size(bytes.count)) { fuse_reply_xattr($0, bytes.count) }
         } else if bytes.count > sizeLimit {
             fail(.resultOutOfRange)
         } else {
-            send { req in bytes.withUnsafeBytes { fuse_reply_buf(req, $0.baseAddress, $0.count) } }
+            send(.bytes(bytes)) { req in bytes.withUnsafeBytes { fuse_reply_buf(req, $0.baseAddress, $0.count) } }
         }
     }
 }

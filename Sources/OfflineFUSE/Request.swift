@@ -15,6 +15,13 @@ public struct RequestContext: Hashable, Sendable {
     public var gid: UInt32
     public var pid: Int32
     public var umask: UInt32
+
+    public init(uid: UInt32, gid: UInt32, pid: Int32, umask: UInt32) {
+        self.uid = uid
+        self.gid = gid
+        self.pid = pid
+        self.umask = umask
+    }
 }
 
 /// One kernel request in flight: who sent it, whether it was interrupted, and the single
@@ -28,7 +35,10 @@ public struct RequestContext: Hashable, Sendable {
 /// interrupt trampoline holding its req lock, so the trampoline takes only `interruptHandler`
 /// (a leaf lock), never `state`.
 public final class Request: Sendable {
-    let handle: RequestHandle
+    /// The kernel's request; nil for one served without the kernel (`DirectSession`), whose
+    /// answer goes to `direct`.
+    let handle: RequestHandle?
+    private let direct: (@Sendable (Answer) -> Void)?
     /// Who sent the request.
     public let context: RequestContext
 
@@ -50,8 +60,17 @@ public final class Request: Sendable {
 
     init(_ raw: fuse_req_t) {
         handle = RequestHandle(raw: raw)
+        direct = nil
         let ctx = fuse_req_ctx(raw).pointee
         context = RequestContext(uid: ctx.uid, gid: ctx.gid, pid: ctx.pid, umask: ctx.umask)
+    }
+
+    /// A request served without the kernel: its answer goes to `answer`, once. Never
+    /// interrupted.
+    init(context: RequestContext, answer: @escaping @Sendable (Answer) -> Void) {
+        handle = nil
+        direct = answer
+        self.context = context
     }
 
     /// `true` once the kernel has interrupted this request (or before the reply was sent).
@@ -59,10 +78,13 @@ public final class Request: Sendable {
         if interrupted.load(ordering: .acquiring) { return true }
         // The req is valid only until the reply; `state` keeps the check and the reply apart.
         return state.withLock { state in
-            guard !state.replied else { return false }
+            guard !state.replied, let handle else { return false }
             return fuse_req_interrupted(handle.raw) != 0
         }
     }
+
+    /// Whether the kernel sent it (else a `DirectSession` did).
+    var isKernel: Bool { handle != nil }
 
     /// `true` once a reply has been sent.
     public var isAnswered: Bool { state.withLock { $0.replied } }
@@ -76,7 +98,7 @@ public final class Request: Sendable {
     public func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
         interruptHandler.withLock { $0 = handler }
         let runNow = state.withLock { state -> Bool in
-            guard !state.replied else { return false }
+            guard !state.replied, let handle else { return false }
             if !state.interruptRegistered {
                 state.interruptRegistered = true
                 // Retained until the reply: libfuse holds the pointer as the handler's data.
@@ -104,16 +126,22 @@ public final class Request: Sendable {
         trampolineThread.store(0, ordering: .releasing)
     }
 
-    /// Sends the one reply: runs `send` with the req unless a reply was already sent.
-    /// Returns `false` (and sends nothing) for a second reply.
+    /// Sends the one reply: runs `send` with the req (or, served without the kernel, hands
+    /// over `answer`) unless a reply was already sent. Returns `false` (and sends nothing)
+    /// for a second reply.
     @discardableResult
-    func finish(_ send: (fuse_req_t) -> Int32) -> Bool {
+    func finish(_ answer: @autoclosure () -> Answer, _ send: (fuse_req_t) -> Int32) -> Bool {
         let (first, registered) = state.withLock { state -> (Bool, Bool) in
             guard !state.replied else { return (false, false) }
             state.replied = true
             return (true, state.interruptRegistered)
         }
         guard first else { return false }
+        guard let handle else {
+            direct?(answer())
+            interruptHandler.withLock { $0 = nil }
+            return true
+        }
         if registered && trampolineThread.load(ordering: .acquiring) != UInt(pthread_self()) {
             // Waits for a running interrupt handler (libfuse's req lock) and stops later ones,
             // so the retained pointer below is never used after its release.
