@@ -33,6 +33,24 @@ protocol LibraryMount {
     func setXattr(_ path: String, _ name: String, _ value: String) throws(Errno)
     /// Writes `text` in one write to a fresh open of `path` (the control file).
     func write(_ path: String, _ text: String) throws(Errno)
+    /// `rm`.
+    func remove(_ path: String) throws(Errno)
+    /// Opens `path` for reading; the caller closes it.
+    func open(_ path: String) throws(Errno) -> any OpenItem
+    /// Tries a change a read-only library refuses; the errno it got (nil: it was done).
+    func refusal(_ change: Change, _ path: String) -> Errno?
+}
+
+/// A file open for reading.
+protocol OpenItem {
+    func read(offset: Int64, count: Int) throws(Errno) -> [UInt8]
+    func close()
+}
+
+/// Changes of names, data and metadata that programs may try on the library.
+enum Change {
+    case openForWriting, truncate, create(String), rename(to: String), mkdir(String), rmdir, link(to: String), symlink(String),
+         chmod, chown
 }
 
 /// Mounts `fixture` in `setup`, runs `body`, always unmounts.
@@ -86,7 +104,7 @@ struct KernelMount: LibraryMount {
     }
 
     func read(_ path: String, offset: Int64, count: Int) throws(Errno) -> [UInt8] {
-        let fd = open(full(path), O_RDONLY)
+        let fd = Glibc.open(full(path), O_RDONLY)
         try Self.check(Int(fd))
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: count)
@@ -96,7 +114,7 @@ struct KernelMount: LibraryMount {
     }
 
     func contents(_ path: String) throws(Errno) -> [UInt8] {
-        let fd = open(full(path), O_RDONLY)
+        let fd = Glibc.open(full(path), O_RDONLY)
         try Self.check(Int(fd))
         defer { close(fd) }
         var all: [UInt8] = []
@@ -133,7 +151,7 @@ struct KernelMount: LibraryMount {
     }
 
     func write(_ path: String, _ text: String) throws(Errno) {
-        let fd = open(full(path), O_WRONLY)
+        let fd = Glibc.open(full(path), O_WRONLY)
         try Self.check(Int(fd))
         let bytes = Array(text.utf8)
         let n = Glibc.write(fd, bytes, bytes.count)
@@ -141,6 +159,55 @@ struct KernelMount: LibraryMount {
         let closed = close(fd)
         if n < 0 { throw Errno(rawValue: writeError) }
         try Self.check(Int(closed))
+    }
+}
+
+extension KernelMount {
+    func remove(_ path: String) throws(Errno) {
+        try Self.check(Int(unlink(full(path))))
+    }
+
+    struct KernelOpenItem: OpenItem {
+        let fd: Int32
+
+        func read(offset: Int64, count: Int) throws(Errno) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: count)
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+            try KernelMount.check(n)
+            return Array(bytes.prefix(n))
+        }
+
+        func close() { _ = Glibc.close(fd) }
+    }
+
+    func open(_ path: String) throws(Errno) -> any OpenItem {
+        let fd = Glibc.open(full(path), O_RDONLY)
+        try Self.check(Int(fd))
+        return KernelOpenItem(fd: fd)
+    }
+
+    func refusal(_ change: Change, _ path: String) -> Errno? {
+        let target = full(path), folder = (full(path) as NSString).deletingLastPathComponent
+        let result: Int32
+        switch change {
+        case .openForWriting:
+            let fd = Glibc.open(target, O_WRONLY)
+            result = fd
+            if fd >= 0 { Glibc.close(fd) }
+        case .truncate: result = Glibc.truncate(target, 0)
+        case .create(let name):
+            let fd = Glibc.open(folder + "/" + name, O_WRONLY | O_CREAT, 0o644)
+            result = fd
+            if fd >= 0 { Glibc.close(fd) }
+        case .rename(let name): result = Glibc.rename(target, folder + "/" + name)
+        case .mkdir(let name): result = Glibc.mkdir(target + "/" + name, 0o755)
+        case .rmdir: result = Glibc.rmdir(target)
+        case .link(let name): result = Glibc.link(target, folder + "/" + name)
+        case .symlink(let name): result = Glibc.symlink("x", target + "/" + name)
+        case .chmod: result = Glibc.chmod(target, 0o600)
+        case .chown: result = Glibc.chown(target, 1, 1)
+        }
+        return result < 0 ? Errno(rawValue: errno) : nil
     }
 }
 
@@ -172,7 +239,7 @@ final class DirectMount: LibraryMount {
 
     /// The inode at `path`, looked up name by name from the root as the kernel does; the
     /// lookups are given back (`forget`) once `body` is done.
-    private func withInode<Result>(_ path: String, _ body: (UInt64) throws(Errno) -> Result) throws(Errno) -> Result {
+    func withInode<Result>(_ path: String, _ body: (UInt64) throws(Errno) -> Result) throws(Errno) -> Result {
         var inode = rootInode
         var looked: [Forget] = []
         defer { if !looked.isEmpty { fileSystem.forget(looked) } }
@@ -186,7 +253,7 @@ final class DirectMount: LibraryMount {
     }
 
     /// `answer`, or the errno it carries.
-    private func answer(_ answer: Answer) throws(Errno) -> Answer {
+    func answer(_ answer: Answer) throws(Errno) -> Answer {
         if case .error(let errno) = answer { throw errno }
         return answer
     }
@@ -228,7 +295,7 @@ final class DirectMount: LibraryMount {
         }
     }
 
-    private func read(_ inode: UInt64, _ file: FileInfo, offset: Int64, count: Int) throws(Errno) -> [UInt8] {
+    func read(_ inode: UInt64, _ file: FileInfo, offset: Int64, count: Int) throws(Errno) -> [UInt8] {
         guard case .bytes(let bytes) = try answer(session.call(sizeLimit: count) {
             self.fileSystem.read(inode: inode, size: count, offset: offset, file: file, reply: $0)
         }) else { throw Errno.ioError }
@@ -287,6 +354,103 @@ final class DirectMount: LibraryMount {
         try withOpenFile(path, flags: O_WRONLY) { inode, file throws(Errno) in
             _ = try answer(session.call { self.fileSystem.write(inode: inode, data: Array(text.utf8), offset: 0, file: file, reply: $0) })
             _ = try answer(session.call { self.fileSystem.flush(inode: inode, file: file, reply: $0) })
+        }
+    }
+}
+
+extension DirectMount {
+    /// The folder of `path` and its last name.
+    private func split(_ path: String) -> (folder: String, name: FileName) {
+        let parts = path.split(separator: "/").map(String.init)
+        return (parts.dropLast().joined(separator: "/"), FileName(parts.last ?? ""))
+    }
+
+    private func done(_ answer: Answer) -> Errno? {
+        if case .error(let errno) = answer { return errno }
+        return nil
+    }
+
+    func remove(_ path: String) throws(Errno) {
+        let (folder, name) = split(path)
+        try withInode(folder) { parent throws(Errno) in
+            if let errno = done(session.call { self.fileSystem.unlink(parent: parent, name: name, reply: $0) }) { throw errno }
+        }
+    }
+
+    final class DirectOpenItem: OpenItem {
+        let mount: DirectMount
+        let inode: UInt64
+        let file: FileInfo
+
+        init(mount: DirectMount, inode: UInt64, file: FileInfo) {
+            self.mount = mount
+            self.inode = inode
+            self.file = file
+        }
+
+        func read(offset: Int64, count: Int) throws(Errno) -> [UInt8] {
+            try mount.read(inode, file, offset: offset, count: count)
+        }
+
+        func close() {
+            _ = mount.session.call { self.mount.fileSystem.release(inode: self.inode, file: self.file, reply: $0) }
+            mount.fileSystem.forget(inode: inode, lookups: 1)
+        }
+    }
+
+    func open(_ path: String) throws(Errno) -> any OpenItem {
+        // The open file keeps one lookup of its inode until it is closed, as the kernel's does.
+        let (folder, name) = split(path)
+        let inode = try withInode(folder) { parent throws(Errno) -> UInt64 in
+            guard case .entry(let entry) = try answer(session.call { self.fileSystem.lookup(parent: parent, name: name, reply: $0) }),
+                  !entry.isNegative else { throw Errno.noSuchFileOrDirectory }
+            return entry.inode
+        }
+        let opened = session.call { self.fileSystem.open(inode: inode, file: FileInfo(flags: O_RDONLY), reply: $0) }
+        guard case .opened(let file, _) = opened else {
+            fileSystem.forget(inode: inode, lookups: 1)
+            throw done(opened) ?? Errno.ioError
+        }
+        return DirectOpenItem(mount: self, inode: inode, file: file)
+    }
+
+    func refusal(_ change: Change, _ path: String) -> Errno? {
+        let (folder, name) = split(path)
+        do {
+            return try withInode(folder) { parent throws(Errno) -> Errno? in
+                try withInode(path) { inode throws(Errno) -> Errno? in
+                    switch change {
+                    case .openForWriting:
+                        let answer = session.call { self.fileSystem.open(inode: inode, file: FileInfo(flags: O_WRONLY), reply: $0) }
+                        if case .opened(let file, _) = answer {
+                            _ = session.call { self.fileSystem.release(inode: inode, file: file, reply: $0) }
+                        }
+                        return done(answer)
+                    case .truncate:
+                        return done(session.call { self.fileSystem.setattr(inode: inode, changes: AttributeChanges(size: 0), file: nil, reply: $0) })
+                    case .create(let new):
+                        return done(session.call { self.fileSystem.create(parent: parent, name: FileName(new), mode: 0o100644,
+                                                                          file: FileInfo(flags: O_WRONLY | O_CREAT), reply: $0) })
+                    case .rename(let new):
+                        return done(session.call { self.fileSystem.rename(parent: parent, name: name, newParent: parent,
+                                                                          newName: FileName(new), flags: 0, reply: $0) })
+                    case .mkdir(let new):
+                        return done(session.call { self.fileSystem.mkdir(parent: inode, name: FileName(new), mode: 0o755, reply: $0) })
+                    case .rmdir:
+                        return done(session.call { self.fileSystem.rmdir(parent: parent, name: name, reply: $0) })
+                    case .link(let new):
+                        return done(session.call { self.fileSystem.link(inode: inode, newParent: parent, newName: FileName(new), reply: $0) })
+                    case .symlink(let new):
+                        return done(session.call { self.fileSystem.symlink(target: "x", parent: inode, name: FileName(new), reply: $0) })
+                    case .chmod:
+                        return done(session.call { self.fileSystem.setattr(inode: inode, changes: AttributeChanges(mode: 0o600), file: nil, reply: $0) })
+                    case .chown:
+                        return done(session.call { self.fileSystem.setattr(inode: inode, changes: AttributeChanges(uid: 1, gid: 1), file: nil, reply: $0) })
+                    }
+                }
+            }
+        } catch {
+            return error
         }
     }
 }
