@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 import Synchronization
 
 /// The one place engine and store errors become kernel answers (rclone's `translateError`):
@@ -34,7 +33,7 @@ public final class ErrnoTable: Sendable {
         switch error {
         case let errno as Errno: return errno
         case let fetch as FetchError: return self.errno(for: fetch)
-        case let store as StoreError where store.code == .unknownItem: return .noSuchFileOrDirectory
+        case let error where EngineError.meansNoSuchItem(error): return .noSuchFileOrDirectory
         case let posix as POSIXError where posix.code == .EMFILE || posix.code == .ENFILE:
             logDescriptorShortage("\(operation)\(subject.map { " " + $0 } ?? ""): \(posix)")
             return .ioError

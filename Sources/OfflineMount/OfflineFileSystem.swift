@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 import Synchronization
 
 // Lock order: `directories`, `notifier` and `statusFiles` are leaves; the tree, the reader,
@@ -40,7 +39,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     let hls: HLSFiles
     let hlsStreams: HLSStreams?
     let logger: Logger
-    let store: LibraryStore
+    /// The library as the engine shows it (`LibraryView`): the mount reads no store.
+    let view: LibraryView
     let performer: any CommandPerformer
     let control: ControlFile
     let events: EventsFile
@@ -64,19 +64,19 @@ public final class OfflineFileSystem: FileSystemOperations {
         self.logger = logger
         self.clock = clock
         self.performer = performer
-        store = library.store
+        view = library.view
         cacheTimeout = options.cacheTimeout
         libraryPath = library.folder.path
-        events = EventsFile(store: library.store)
+        events = EventsFile(view: view)
         let refresh = RefreshBox()
-        control = ControlFile(performer: performer, store: library.store, logger: logger) { refresh.run() }
-        let hls = HLSFiles(streams: hlsStreams, byteSource: byteSource, store: library.store,
+        control = ControlFile(performer: performer, view: view, logger: logger) { refresh.run() }
+        let hls = HLSFiles(streams: hlsStreams, byteSource: byteSource, view: view,
                            readTimeout: options.readTimeout, clock: clock, logger: logger)
         self.hls = hls
         self.hlsStreams = hlsStreams
-        tree = MountTree(store: library.store, uid: getuid(), gid: getgid(), clock: clock, logger: logger,
+        tree = MountTree(view: view, uid: getuid(), gid: getgid(), clock: clock, logger: logger,
                          joinedExtension: { hls.joinedExtension(itemID: $0) })
-        reader = ItemReader(byteSource: byteSource, store: library.store, actions: actions,
+        reader = ItemReader(byteSource: byteSource, view: view, actions: actions,
                             errnos: ErrnoTable(logger: logger), readTimeout: options.readTimeout, clock: clock, logger: logger)
         classifier = ReaderClassifier(classes: options.programClasses)
         refresh.set { [weak self] in self?.refreshNow() }
@@ -98,12 +98,12 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// `thumbnail-cache`), for `mountpoint`'s paths, into `cacheFolder`
     /// (`DesktopThumbnails.cacheFolder()` by default).
     public func enableDesktopThumbnails(mountpoint: String, cacheFolder: String? = nil) {
-        let (reader, store) = (reader, store)
+        let (reader, view) = (reader, view)
         let cacheFolder = cacheFolder ?? DesktopThumbnails.cacheFolder()
         let thumbnails = DesktopThumbnails(
             mountpoint: mountpoint, cacheFolder: cacheFolder,
             thumbnail: { itemID in reader.wholeSideFile(itemID: itemID, key: "thumbnail") },
-            enabled: { (try? store.policies())?.thumbnailCache ?? true }, logger: logger)
+            enabled: { view.thumbnailCacheEnabled() }, logger: logger)
         desktopThumbnails.withLock { $0 = thumbnails }
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import OfflineEngine
-import OfflineStore
 import Synchronization
 
 /// `.status` (a table a person reads) and `.status.json` (the same for scripts): pure
