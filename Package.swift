@@ -102,7 +102,9 @@ let package = Package(
             // Never the store nor the HTTP binding: the engine answers (`LibraryView`, `ItemByteSource`).
             // OfflineThumbnails: gdk-pixbuf for the desktop's thumbnails; CSystemShim: malloc_trim.
             dependencies: ["OfflineFUSE", "OfflineEngine", "OfflineThumbnails", "CSystemShim", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings
+            // Imports are internal unless a file's public API needs the module (`public import`),
+            // so the mount's interface shows which layers it hands on to its callers.
+            swiftSettings: swiftSettings + [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .target(
             name: "OfflineTestSupport",

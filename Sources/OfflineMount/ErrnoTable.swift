@@ -1,7 +1,7 @@
 import Foundation
-import Logging
-import OfflineEngine
-import OfflineFUSE
+public import Logging
+public import OfflineEngine
+public import OfflineFUSE
 import Synchronization
 
 /// The one place engine and store errors become kernel answers (rclone's `translateError`):

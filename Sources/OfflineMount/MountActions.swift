@@ -1,5 +1,5 @@
 import Foundation
-import OfflineEngine
+public import OfflineEngine
 import OfflineFUSE
 
 /// What the mount asks the engine to do besides reading bytes (a narrow interface owned by

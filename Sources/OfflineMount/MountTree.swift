@@ -1,8 +1,8 @@
 import CSystemShim
 import Dispatch
-import Foundation
-import OfflineEngine
-import Logging
+public import Foundation
+public import OfflineEngine
+public import Logging
 import OfflineFUSE
 import Synchronization
 

@@ -1,7 +1,7 @@
-import Foundation
-import Logging
-import OfflineEngine
-import OfflineFUSE
+public import Foundation
+public import Logging
+public import OfflineEngine
+public import OfflineFUSE
 import Synchronization
 
 // Lock order: `directories`, `notifier` and `statusFiles` are leaves; the tree, the reader,

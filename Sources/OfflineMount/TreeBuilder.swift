@@ -1,6 +1,6 @@
-import Foundation
-import OfflineEngine
-import OfflineFUSE
+public import Foundation
+public import OfflineEngine
+public import OfflineFUSE
 
 /// Builds a `TreeSnapshot` from store rows: a pure function of its inputs (testable without
 /// a kernel), run on the refresher's thread, never on a request.
