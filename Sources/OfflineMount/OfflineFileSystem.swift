@@ -57,14 +57,17 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// The desktop's thumbnails of listed items, once mounted (`enableDesktopThumbnails`).
     private let desktopThumbnails = Mutex<DesktopThumbnails?>(nil)  // leaf lock
 
-    /// - Parameter hls: the engine's HLS renditions; without it HLS items list but cannot be read.
-    public init(library: Library, byteSource: any ItemByteSource, actions: any MountActions,
+    /// - Parameters:
+    ///   - library: what the mount shows, as the engine reads it: a view, not the `Library`,
+    ///     so nothing here can reach the store itself.
+    ///   - hls: the engine's HLS renditions; without it HLS items list but cannot be read.
+    public init(library: LibraryView, byteSource: any ItemByteSource, actions: any MountActions,
                 performer: any CommandPerformer, options: MountOptions, hls hlsStreams: HLSStreams? = nil,
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
         self.logger = logger
         self.clock = clock
         self.performer = performer
-        view = library.view
+        view = library
         cacheTimeout = options.cacheTimeout
         libraryPath = library.folder.path
         events = EventsFile(view: view)
