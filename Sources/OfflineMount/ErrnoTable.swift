@@ -33,7 +33,7 @@ public final class ErrnoTable: Sendable {
         switch error {
         case let errno as Errno: return errno
         case let fetch as FetchError: return self.errno(for: fetch)
-        case let error where EngineError.meansNoSuchItem(error): return .noSuchFileOrDirectory
+        case _ where EngineError.meansNoSuchItem(error): return .noSuchFileOrDirectory
         case let posix as POSIXError where posix.code == .EMFILE || posix.code == .ENFILE:
             logDescriptorShortage("\(operation)\(subject.map { " " + $0 } ?? ""): \(posix)")
             return .ioError

@@ -2,8 +2,8 @@ public import Foundation
 public import OfflineEngine
 public import OfflineFUSE
 
-/// Builds a `TreeSnapshot` from store rows: a pure function of its inputs (testable without
-/// a kernel), run on the refresher's thread, never on a request.
+/// Builds a `TreeSnapshot` from the library's rows: a pure function of its inputs (testable
+/// without a kernel), run on the refresher's thread, never on a request.
 ///
 /// Which items are listed: those with a file name (not `metadata-pending`), not `deleted`,
 /// and not undownloaded items of an unsubscribed source (DESIGN §2 toggles).
@@ -55,7 +55,7 @@ public struct TreeBuilder {
         }
     }
 
-    /// Builds the whole tree from the store's rows (`LibraryView.itemOutlines()`).
+    /// Builds the whole tree from the library's rows (`LibraryView.itemOutlines()`).
     /// - Parameters:
     ///   - joinedExtensions: for fully cached HLS items that can be one file, its extension
     ///     (`ts`, `mp4`): the file is listed beside the playlist.
