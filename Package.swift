@@ -13,6 +13,8 @@
 //   OfflineEngine           sync, downloads, scheduler: the one engine every front end uses
 //   OfflineMount            the FUSE filesystem: translates kernel requests, asks the engine
 //   offlinefs               the command line (swift-argument-parser)
+// Every module a target's files import is in its dependencies, and OfflineMount reaches the
+// store and libcurl only through the engine (Tests/PackagingTests/LayeringTests.swift).
 // OfflineTestSupport (an in-process HTTP origin with fault injection) serves the tests,
 // the benchmarks and the demo; nm-stand-in (C, sd-bus) plays NetworkManager on a test's bus.
 import PackageDescription
@@ -97,8 +99,12 @@ let package = Package(
         ),
         .target(
             name: "OfflineMount",
+            // Never the store nor the HTTP binding: the engine answers (`LibraryView`, `ItemByteSource`).
+            // OfflineThumbnails: gdk-pixbuf for the desktop's thumbnails; CSystemShim: malloc_trim.
             dependencies: ["OfflineFUSE", "OfflineEngine", "OfflineThumbnails", "CSystemShim", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings
+            // Imports are internal unless a file's public API needs the module (`public import`),
+            // so the mount's interface shows which layers it hands on to its callers.
+            swiftSettings: swiftSettings + [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .target(
             name: "OfflineTestSupport",
@@ -107,8 +113,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "offlinefs",
+            // OfflineStore: the commands read and write the library's records; OfflineHTTP: the
+            // version string; OfflineFUSE: mount-table and unmount helpers.
             dependencies: [
-                "OfflineEngine", "OfflineMount", "OfflineTestSupport",
+                "OfflineEngine", "OfflineMount", "OfflineStore", "OfflineHTTP", "OfflineFUSE", "OfflineTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -119,7 +127,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "OfflineBenchmarks",
-            dependencies: ["OfflineEngine", "OfflineStore", "OfflineMount", "OfflineFUSE", "OfflineTestSupport",
+            dependencies: ["OfflineEngine", "OfflineStore", "OfflineHTTP", "OfflineMount", "OfflineFUSE", "OfflineTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/OfflineBenchmarks",
             swiftSettings: swiftSettings
@@ -151,12 +159,15 @@ let package = Package(
             resources: [.copy("Fixtures")], swiftSettings: swiftSettings
         ),
         // OfflineStore: the crash test inspects the range map a killed engine left behind.
-        .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineStore", "OfflineTestSupport", "OfflineHTTP"],
+        // OfflineFeeds: catalogs parsed as a sync parses them.
+        .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineStore", "OfflineFeeds", "OfflineTestSupport", "OfflineHTTP"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             // CFuseShim: getxattr(2)/listxattr(2) for the xattr size protocol tests.
-            name: "OfflineMountTests", dependencies: ["OfflineMount", "OfflineEngine", "OfflineThumbnails", "OfflineTestSupport", "CFuseShim"],
+            // OfflineStore: fixtures set up and inspect the library the mount shows.
+            name: "OfflineMountTests",
+            dependencies: ["OfflineMount", "OfflineEngine", "OfflineStore", "OfflineFUSE", "OfflineThumbnails", "OfflineTestSupport", "CFuseShim"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport", "OfflineFUSE"], exclude: ["HelpSnapshots"], swiftSettings: swiftSettings),

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OfflineEngine
 import OfflineFUSE
 import OfflineMount
 import OfflineStore
@@ -50,7 +51,7 @@ struct TreeBenchmark {
         var snapshot: TreeSnapshot?
         var lastTree: MountTree?
         for _ in 0..<runs {
-            let tree = MountTree(store: store, uid: getuid(), gid: getgid(), clock: { Date() }, logger: logger)
+            let tree = MountTree(view: LibraryView(store: store), uid: getuid(), gid: getgid(), clock: { Date() }, logger: logger)
             let cpu = Self.threadCPUSeconds()
             let start = ContinuousClock.now
             guard tree.refresh(force: true) else { throw BenchmarkFailure("the tree was not built") }

@@ -1,3 +1,5 @@
+import OfflineStore
+
 /// A request the engine refuses, with a sentence for the user.
 public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     case invalidArgument(String)
@@ -7,5 +9,13 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         switch self {
         case .invalidArgument(let message), .notFound(let message): message
         }
+    }
+}
+
+extension EngineError {
+    /// Whether `error` says the item asked about is not in the library (gone since it was
+    /// listed): a front end answers "no such file" rather than an I/O error.
+    public static func meansNoSuchItem(_ error: any Error) -> Bool {
+        (error as? StoreError)?.code == .unknownItem
     }
 }

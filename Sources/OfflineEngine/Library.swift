@@ -26,6 +26,9 @@ public final class Library: Sendable {
         self.client = HTTPClient()
     }
 
+    /// This library as front ends read it: named queries, never the store itself.
+    public var view: LibraryView { LibraryView(store: store) }
+
     // MARK: - Sources
 
     /// Registers a feed under `name` (the folder name in `sources/`); nothing is fetched yet.

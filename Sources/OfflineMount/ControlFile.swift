@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 import Synchronization
 
 // Lock order: `buffers` is a leaf, held only to add bytes and cut lines; commands run after
@@ -30,7 +29,7 @@ final class ControlFile: Sendable {
     }
 
     private let performer: any CommandPerformer
-    private let store: LibraryStore
+    private let view: LibraryView
     private let logger: Logger
     /// Runs after commands changed the store, before the write is answered (the tree rebuild
     /// and its notifications).
@@ -39,10 +38,10 @@ final class ControlFile: Sendable {
     private let nextHandle = Atomic<UInt64>(1)
     static let reference = Array(ControlLanguage.reference.utf8)
 
-    init(performer: any CommandPerformer, store: LibraryStore, logger: Logger,
+    init(performer: any CommandPerformer, view: LibraryView, logger: Logger,
          afterCommands: @escaping @Sendable () -> Void) {
         self.performer = performer
-        self.store = store
+        self.view = view
         self.logger = logger
         self.afterCommands = afterCommands
     }
@@ -160,7 +159,7 @@ final class ControlFile: Sendable {
             .map { String(decoding: $0, as: UTF8.self) }
         let shown = text.map { " '\($0.prefix(200))'" } ?? ""
         do {
-            try store.appendEvent(kind: .error, message: "\(origin):\(shown): \(error)", details: json)
+            try view.recordRefusal(message: "\(origin):\(shown): \(error)", details: json)
         } catch {
             logger.error("control file: cannot record the refusal of\(shown) in the event log: \(error)")
         }

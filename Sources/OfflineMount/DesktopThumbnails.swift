@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 import OfflineThumbnails
 import Synchronization
 

@@ -1,8 +1,7 @@
 import Foundation
-import Logging
-import OfflineEngine
-import OfflineFUSE
-import OfflineStore
+public import Logging
+public import OfflineEngine
+public import OfflineFUSE
 import Synchronization
 
 /// The one place engine and store errors become kernel answers (rclone's `translateError`):
@@ -34,7 +33,7 @@ public final class ErrnoTable: Sendable {
         switch error {
         case let errno as Errno: return errno
         case let fetch as FetchError: return self.errno(for: fetch)
-        case let store as StoreError where store.code == .unknownItem: return .noSuchFileOrDirectory
+        case _ where EngineError.meansNoSuchItem(error): return .noSuchFileOrDirectory
         case let posix as POSIXError where posix.code == .EMFILE || posix.code == .ENFILE:
             logDescriptorShortage("\(operation)\(subject.map { " " + $0 } ?? ""): \(posix)")
             return .ioError

@@ -1,6 +1,6 @@
 import Foundation
+import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 import Synchronization
 
 // Lock order: `index` is a leaf; store reads happen outside it (a racing update only repeats
@@ -21,11 +21,11 @@ final class EventsFile: Sendable {
         var size: Int64 { ends.last ?? 0 }
     }
 
-    private let store: LibraryStore
+    private let view: LibraryView
     private let index = Mutex(Index())  // protected: line offsets
 
-    init(store: LibraryStore) {
-        self.store = store
+    init(view: LibraryView) {
+        self.view = view
     }
 
     /// Takes in the events logged since the last call; returns the size and the mtime.
@@ -33,7 +33,7 @@ final class EventsFile: Sendable {
     func update() -> (size: Int64, modified: Date) {
         while true {
             let last = index.withLock { $0.seqs.last ?? 0 }
-            guard let events = try? store.events(after: last, limit: 5000), !events.isEmpty else { break }
+            guard let events = try? view.events(after: last, limit: 5000), !events.isEmpty else { break }
             index.withLock { index in
                 for event in events where event.seq > (index.seqs.last ?? 0) {
                     index.seqs.append(event.seq)
@@ -62,7 +62,7 @@ final class EventsFile: Sendable {
             while last < index.ends.count - 1 && index.ends[last] < offset + Int64(size) { last += 1 }
             return (index.seqs[low], start, last - low + 1)
         }
-        guard let events = try? store.events(after: first - 1, limit: count) else { return [] }
+        guard let events = try? view.events(after: first - 1, limit: count) else { return [] }
         var bytes: [UInt8] = []
         for event in events { bytes += Self.line(for: event) }
         let skip = Int(offset - firstStart)

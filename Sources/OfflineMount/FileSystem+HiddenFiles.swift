@@ -1,7 +1,6 @@
 import Foundation
 import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 import Logging
 import Synchronization
 
@@ -81,11 +80,7 @@ extension OfflineFileSystem {
         let now = clock()
         let items: [ItemSummary]
         do {
-            items = try store.items(matching: .notDiscovered).map {
-                var summary = try ItemSummary($0, licence: store.licence(itemID: $0.item.id))
-                hlsStreams?.describe(&summary)
-                return summary
-            }
+            items = try view.statusSummaries(hls: hlsStreams)
         } catch {
             logger.error("cannot read the library for .status: \(error)")
             return Array("cannot read the library: \(error)\n".utf8)

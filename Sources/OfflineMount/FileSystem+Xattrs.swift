@@ -1,7 +1,6 @@
 import Foundation
 import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 import Logging
 import Synchronization
 
@@ -19,11 +18,11 @@ extension OfflineFileSystem {
             guard snapshot.itemFile(inode) != nil else { return .failure(.noSuchFileOrDirectory) }
             guard file == 0 else { return .success([]) }
             do {
-                guard let item = try store.item(id: id), let source = try store.source(id: item.sourceID) else {
+                guard let item = try view.item(id: id), let source = try view.source(id: item.sourceID) else {
                     return .failure(.noSuchFileOrDirectory)
                 }
-                var table = Xattrs.item(item, source: source.name, categories: try store.categoryPaths(itemID: id),
-                                        licence: try store.licence(itemID: id))
+                var table = Xattrs.item(item, source: source.name, categories: try view.categoryPaths(itemID: id),
+                                        licence: try view.licence(itemID: id))
                 if item.type == .hls { table += hlsAttributes(itemID: id) }
                 return .success(table)
             } catch {
@@ -37,7 +36,7 @@ extension OfflineFileSystem {
             // What the folder holds, its sub-folders' items included, each item once.
             let items = snapshot.items(under: inode)
             var source: Source?
-            if case .source(let id) = node { source = try? store.source(id: id) }
+            if case .source(let id) = node { source = try? view.source(id: id) }
             return .success(Xattrs.folder(items: items, source: source))
         case nil:
             return .failure(.noSuchFileOrDirectory)
@@ -49,13 +48,13 @@ extension OfflineFileSystem {
         switch (name, NodeID(inode: inode)) {
         case (Xattrs.download, .itemFile(let id, 0)?):
             guard tree.snapshot.itemFile(inode) != nil else { return .failure(.noSuchFileOrDirectory) }
-            guard let item = try? store.item(id: id) else { return .failure(.noSuchFileOrDirectory) }
+            guard let item = try? view.item(id: id) else { return .failure(.noSuchFileOrDirectory) }
             commands = Xattrs.downloadToggle(value, item: item)
         case (Xattrs.position, .itemFile(let id, 0)?), (Xattrs.watched, .itemFile(let id, 0)?):
             guard tree.snapshot.itemFile(inode) != nil else { return .failure(.noSuchFileOrDirectory) }
             commands = Xattrs.playStateWrite(name, value, itemID: id)
         case (Xattrs.subscribed, .source(let id)?):
-            guard let source = try? store.source(id: id) else { return .failure(.noSuchFileOrDirectory) }
+            guard let source = try? view.source(id: id) else { return .failure(.noSuchFileOrDirectory) }
             commands = Xattrs.subscribedToggle(value, source: source)
         default:
             return .failure(.notPermitted)

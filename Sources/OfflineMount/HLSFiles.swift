@@ -3,8 +3,6 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-import OfflineHTTP
-import OfflineStore
 import Synchronization
 
 /// The HLS side of the mount (DESIGN §3), translated from the engine's `HLSStreams`:
@@ -20,7 +18,7 @@ import Synchronization
 final class HLSFiles: Sendable {
     private let streams: HLSStreams?
     private let byteSource: any ItemByteSource
-    private let store: LibraryStore
+    private let view: LibraryView
     private let readTimeout: Duration
     private let clock: @Sendable () -> Date
     private let logger: Logger
@@ -28,12 +26,12 @@ final class HLSFiles: Sendable {
     private let playlists = Mutex<[Int64: (stream: ObjectIdentifier, bytes: [UInt8])]>([:])
     private let joinedFiles = Mutex<[Int64: (stream: ObjectIdentifier, file: HLSJoinedFile)]>([:])
 
-    init(streams: HLSStreams?, byteSource: any ItemByteSource, store: LibraryStore, readTimeout: Duration,
+    init(streams: HLSStreams?, byteSource: any ItemByteSource, view: LibraryView, readTimeout: Duration,
          clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.logger = logger
         self.streams = streams
         self.byteSource = byteSource
-        self.store = store
+        self.view = view
         self.readTimeout = readTimeout
         self.clock = clock
     }
@@ -164,7 +162,7 @@ final class HLSFiles: Sendable {
         var answer = file
         // Sizes of parts appear as they arrive: reads must not be cut at a size the kernel cached.
         answer.directIO = true
-        if part.kind == .key, let key = try? store.licence(itemID: itemID)?.key {
+        if part.kind == .key, let key = try? view.hlsKey(itemID: itemID) {
             // The licence server's key (or the playlist's, kept with the licence).
             let open = OpenFile(itemID: itemID, fileNumber: 0, key: "key", size: Int64(key.count), path: "", memory: Array(key))
             return reply.succeed(reader.register(open, answer: answer))

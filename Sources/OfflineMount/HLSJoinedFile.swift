@@ -1,7 +1,6 @@
 import Foundation
 import OfflineEngine
 import OfflineFUSE
-import OfflineHTTP
 import Synchronization
 
 /// A fully cached HLS stream read as one contiguous file (DESIGN §3): the init segment and

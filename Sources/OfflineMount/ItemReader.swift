@@ -3,9 +3,6 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-// Only for `ByteRange`, the value type `ItemByteSource` speaks; the mount makes no HTTP calls.
-import OfflineHTTP
-import OfflineStore
 import Synchronization
 
 // Lock order: `table` is a leaf; `OpenFile`'s locks are leaves; no lock is held while calling
@@ -25,7 +22,7 @@ struct OpenAnswer {
 /// bound passes. Holds no download logic: it only asks `ItemByteSource`.
 final class ItemReader: Sendable {
     private let byteSource: any ItemByteSource
-    private let store: LibraryStore
+    private let view: LibraryView
     private let actions: any MountActions
     private let errnos: ErrnoTable
     private let readTimeout: Duration
@@ -57,10 +54,10 @@ final class ItemReader: Sendable {
     /// Replies from this size on leave the engine's thread (a small one costs less than the hop).
     static let largeReply: Int64 = 256 << 10
 
-    init(byteSource: any ItemByteSource, store: LibraryStore, actions: any MountActions, errnos: ErrnoTable,
+    init(byteSource: any ItemByteSource, view: LibraryView, actions: any MountActions, errnos: ErrnoTable,
          readTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.byteSource = byteSource
-        self.store = store
+        self.view = view
         self.actions = actions
         self.errnos = errnos
         self.readTimeout = readTimeout
@@ -110,10 +107,8 @@ final class ItemReader: Sendable {
             answer.directIO = chosen == .direct
         } else if entry.key == TreeItemFile.sidecarKey {
             // Made from the catalog now: the same bytes the listing's size was counted from.
-            guard let stored = try? store.item(id: item.id), let source = try? store.source(id: stored.sourceID) else {
-                return .failure(.noSuchFileOrDirectory)
-            }
-            return .success(OpenAnswer(file: openMemory(Array(ItemSidecar.nfo(stored, source: source).utf8), itemID: item.id,
+            guard let nfo = try? view.nfo(itemID: item.id) else { return .failure(.noSuchFileOrDirectory) }
+            return .success(OpenAnswer(file: openMemory(Array(nfo.utf8), itemID: item.id,
                                                         fileNumber: fileNumber, key: entry.key, file: answer)))
         } else {
             size = sideFileSize(itemID: item.id, key: entry.key)
@@ -122,7 +117,7 @@ final class ItemReader: Sendable {
         let open = OpenFile(itemID: item.id, fileNumber: fileNumber, key: entry.key, size: size,
                             path: byteSource.cacheFilePath(itemID: item.id, file: entry.key), readerClass: readerClass,
                             playback: entry.isMedia && readerClass == .player ? startPlayback(itemID: item.id, size: size) : nil,
-                            scannerReads: entry.isMedia && readerClass == .scanner ? (try? store.policies())?.scannerReads ?? .header : nil)
+                            scannerReads: entry.isMedia && readerClass == .scanner ? view.scannerReads() : nil)
         answer.handle = addHandle(open, locksItem: entry.isMedia, mode: mode)
         if entry.isMedia { byteSource.readerOpened(itemID: item.id) }
         if case .passthrough(let backing)? = mode { return .success(OpenAnswer(file: answer, passthrough: backing)) }
@@ -140,8 +135,7 @@ final class ItemReader: Sendable {
     /// items with a licence expiry.
     private func readsNeedNotBeSeen(_ item: TreeItem) -> Bool {
         guard item.licenceExpiresAt != nil else { return true }
-        guard let licence = try? store.licence(itemID: item.id) else { return false }
-        return !(licence.terms.kind == .rental && licence.terms.playDuration != nil && licence.firstPlayedAt == nil)
+        return !view.playClockWaitsForReads(itemID: item.id)
     }
 
     /// Opens a file whose bytes are made in memory (an `.nfo`, a source's artwork): no cache

@@ -1,7 +1,6 @@
 import Foundation
-import OfflineEngine
+public import OfflineEngine
 import OfflineFUSE
-import OfflineStore
 
 /// What the mount asks the engine to do besides reading bytes (a narrow interface owned by
 /// its consumer). `rm` of an item file evicts; the control file and xattr toggles of the

@@ -1,4 +1,4 @@
-import OfflineEngine
+public import OfflineEngine
 
 /// The `-o` options of `offlinefs mount`, split into offlinefs's own settings and the options
 /// handed to libfuse.

@@ -1,19 +1,18 @@
 import CSystemShim
 import Dispatch
-import Foundation
-import OfflineEngine
-import Logging
+public import Foundation
+public import OfflineEngine
+public import Logging
 import OfflineFUSE
-import OfflineStore
 import Synchronization
 
 // Lock order: `building` → `current`. `current` is a leaf held only to swap or read a pointer.
 
-/// The tree the mount serves: the current `TreeSnapshot`, rebuilt from the store when its
-/// `changeToken()` moves (checked every `refreshInterval` on a thread of its own, and at once
+/// The tree the mount serves: the current `TreeSnapshot`, rebuilt from the library when its
+/// `version()` moves (checked every `refreshInterval` on a thread of its own, and at once
 /// after the mount itself changed the store), so no request queries the store for a listing.
 public final class MountTree: Sendable {
-    private let store: LibraryStore
+    private let view: LibraryView
     private let uid: UInt32, gid: UInt32
     private let folderTime: Timestamp
     private let clock: @Sendable () -> Date
@@ -21,7 +20,7 @@ public final class MountTree: Sendable {
     /// The one-file extension of a fully cached HLS item, when it can be one file.
     private let joinedExtension: @Sendable (Int64) -> String?
     private let current: Mutex<TreeSnapshot>  // protected: the snapshot requests read
-    private let building = Mutex<StoreChangeToken?>(nil)  // protected: one build at a time; the token it was built at
+    private let building = Mutex<LibraryVersion?>(nil)  // protected: one build at a time; the version it was built at
     private let stopSignal = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
     private let threadDone = DispatchSemaphore(value: 0)
@@ -31,9 +30,9 @@ public final class MountTree: Sendable {
     private let firstBuild = DispatchGroup()
     private let firstBuildDone = Atomic<Bool>(false)
 
-    public init(store: LibraryStore, uid: UInt32, gid: UInt32, clock: @escaping @Sendable () -> Date, logger: Logger,
+    public init(view: LibraryView, uid: UInt32, gid: UInt32, clock: @escaping @Sendable () -> Date, logger: Logger,
                 joinedExtension: @escaping @Sendable (Int64) -> String? = { _ in nil }) {
-        self.store = store
+        self.view = view
         self.joinedExtension = joinedExtension
         self.uid = uid
         self.gid = gid
@@ -60,7 +59,7 @@ public final class MountTree: Sendable {
         if !firstBuildDone.exchange(true, ordering: .acquiringAndReleasing) { firstBuild.leave() }
     }
 
-    /// Rebuilds when the store changed since the last build (always when `force`), and
+    /// Rebuilds when the library changed since the last build (always when `force`), and
     /// calls `changed` with the old and new trees when it did. Blocking (store reads): not for
     /// requests.
     /// - Returns: whether it rebuilt.
@@ -78,51 +77,30 @@ public final class MountTree: Sendable {
         return true
     }
 
-    /// With policy `sidecars nfo`, the size of each item's `.nfo` (`ItemSidecar`) and of each
-    /// source's artwork (`SourceArtwork`): listings show them, so copies and media servers
-    /// read them whole. Reads every item's row: only then.
-    private func sidecarSizes(sources: [Source]) throws -> (nfo: [Int64: UInt64], artwork: [Int64: UInt64]) {
-        guard try store.policies().nfoSidecars else { return ([:], [:]) }
-        var artworks: [Int64: UInt64] = [:]
-        for source in sources where source.imageURL != nil {
-            var info = stat()
-            if stat(SourceArtwork.path(library: store.folder, sourceID: source.id), &info) == 0, info.st_size > 0 {
-                artworks[source.id] = UInt64(info.st_size)
-            }
-        }
-        let byID = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0) })
-        var sizes: [Int64: UInt64] = [:]
-        for listing in try store.items(matching: .all) {
-            guard let source = byID[listing.item.sourceID] else { continue }
-            sizes[listing.item.id] = UInt64(ItemSidecar.nfo(listing.item, source: source).utf8.count)
-        }
-        return (sizes, artworks)
-    }
-
-    private func build(force: Bool, token: inout StoreChangeToken?) -> (old: TreeSnapshot, new: TreeSnapshot)? {
+    private func build(force: Bool, token: inout LibraryVersion?) -> (old: TreeSnapshot, new: TreeSnapshot)? {
         do {
-            // The token is read before the rows: a change during the build moves it again,
+            // The version is read before the rows: a change during the build moves it again,
             // so the next check rebuilds.
-            let now = try store.changeToken()
+            let now = try view.version()
             if !force, now == token { return nil }
-            let recentDays = try store.policy(.recentDays)
+            let recentDays = try view.recentDays()
             var joined: [Int64: String] = [:]
-            for id in try store.cachedHLSItemIDs() { joined[id] = joinedExtension(id) }
-            let (sources, categories) = (try store.sources(), try store.categories())
+            for id in try view.cachedHLSItemIDs() { joined[id] = joinedExtension(id) }
+            let (sources, categories) = (try view.sources(), try view.categories())
             let recentCutoff = clock().addingTimeInterval(-Double(recentDays) * 86_400)
-            let expiries = try store.licenceExpiries()
-            let (sidecars, artworks) = try sidecarSizes(sources: sources)
+            let expiries = try view.licenceExpiries()
+            let (sidecars, artworks) = try view.sidecarSizes(sources: sources)
             let built: TreeSnapshot
             if token == nil {
                 // The first build: all rows at once, so every folder is sized exactly.
-                built = TreeBuilder.build(sources: sources, categories: categories, items: try store.itemOutlines(),
+                built = TreeBuilder.build(sources: sources, categories: categories, items: try view.itemOutlines(),
                                           uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                           joinedExtensions: joined, licenceExpiries: expiries, sidecarSizes: sidecars,
                                           artworkSizes: artworks)
             } else {
                 // A rebuild while the old tree is held: the rows go into the new one by one.
                 built = try TreeBuilder.build(sources: sources, categories: categories,
-                                              rows: { add in try store.forEachItemOutline(add) },
+                                              rows: { add in try view.forEachItemOutline(add) },
                                               uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                               joinedExtensions: joined, licenceExpiries: expiries,
                                               sidecarSizes: sidecars, artworkSizes: artworks,
@@ -141,7 +119,7 @@ public final class MountTree: Sendable {
         }
     }
 
-    /// Starts the thread that checks the store every `interval` and calls `changed` with the
+    /// Starts the thread that checks the library every `interval` and calls `changed` with the
     /// old and new trees after each rebuild.
     public func startRefreshing(every interval: Duration,
                                 changed: @escaping @Sendable (TreeSnapshot, TreeSnapshot) -> Void) {

@@ -1,8 +1,7 @@
-import Foundation
-import Logging
-import OfflineEngine
-import OfflineFUSE
-import OfflineStore
+public import Foundation
+public import Logging
+public import OfflineEngine
+public import OfflineFUSE
 import Synchronization
 
 // Lock order: `directories`, `notifier` and `statusFiles` are leaves; the tree, the reader,
@@ -40,7 +39,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     let hls: HLSFiles
     let hlsStreams: HLSStreams?
     let logger: Logger
-    let store: LibraryStore
+    /// The library as the engine shows it (`LibraryView`): the mount reads no store.
+    let view: LibraryView
     let performer: any CommandPerformer
     let control: ControlFile
     let events: EventsFile
@@ -57,26 +57,29 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// The desktop's thumbnails of listed items, once mounted (`enableDesktopThumbnails`).
     private let desktopThumbnails = Mutex<DesktopThumbnails?>(nil)  // leaf lock
 
-    /// - Parameter hls: the engine's HLS renditions; without it HLS items list but cannot be read.
-    public init(library: Library, byteSource: any ItemByteSource, actions: any MountActions,
+    /// - Parameters:
+    ///   - library: what the mount shows, as the engine reads it: a view, not the `Library`,
+    ///     so nothing here can reach the store itself.
+    ///   - hls: the engine's HLS renditions; without it HLS items list but cannot be read.
+    public init(library: LibraryView, byteSource: any ItemByteSource, actions: any MountActions,
                 performer: any CommandPerformer, options: MountOptions, hls hlsStreams: HLSStreams? = nil,
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
         self.logger = logger
         self.clock = clock
         self.performer = performer
-        store = library.store
+        view = library
         cacheTimeout = options.cacheTimeout
         libraryPath = library.folder.path
-        events = EventsFile(store: library.store)
+        events = EventsFile(view: view)
         let refresh = RefreshBox()
-        control = ControlFile(performer: performer, store: library.store, logger: logger) { refresh.run() }
-        let hls = HLSFiles(streams: hlsStreams, byteSource: byteSource, store: library.store,
+        control = ControlFile(performer: performer, view: view, logger: logger) { refresh.run() }
+        let hls = HLSFiles(streams: hlsStreams, byteSource: byteSource, view: view,
                            readTimeout: options.readTimeout, clock: clock, logger: logger)
         self.hls = hls
         self.hlsStreams = hlsStreams
-        tree = MountTree(store: library.store, uid: getuid(), gid: getgid(), clock: clock, logger: logger,
+        tree = MountTree(view: view, uid: getuid(), gid: getgid(), clock: clock, logger: logger,
                          joinedExtension: { hls.joinedExtension(itemID: $0) })
-        reader = ItemReader(byteSource: byteSource, store: library.store, actions: actions,
+        reader = ItemReader(byteSource: byteSource, view: view, actions: actions,
                             errnos: ErrnoTable(logger: logger), readTimeout: options.readTimeout, clock: clock, logger: logger)
         classifier = ReaderClassifier(classes: options.programClasses)
         refresh.set { [weak self] in self?.refreshNow() }
@@ -98,12 +101,12 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// `thumbnail-cache`), for `mountpoint`'s paths, into `cacheFolder`
     /// (`DesktopThumbnails.cacheFolder()` by default).
     public func enableDesktopThumbnails(mountpoint: String, cacheFolder: String? = nil) {
-        let (reader, store) = (reader, store)
+        let (reader, view) = (reader, view)
         let cacheFolder = cacheFolder ?? DesktopThumbnails.cacheFolder()
         let thumbnails = DesktopThumbnails(
             mountpoint: mountpoint, cacheFolder: cacheFolder,
             thumbnail: { itemID in reader.wholeSideFile(itemID: itemID, key: "thumbnail") },
-            enabled: { (try? store.policies())?.thumbnailCache ?? true }, logger: logger)
+            enabled: { view.thumbnailCacheEnabled() }, logger: logger)
         desktopThumbnails.withLock { $0 = thumbnails }
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import OfflineEngine
-import OfflineStore
 import Synchronization
 
 /// One open item file (a `fuse_file_info.fh`): what it is, its cache file descriptor and the

@@ -1,6 +1,5 @@
-import Foundation
-import OfflineEngine
-import OfflineStore
+public import Foundation
+public import OfflineEngine
 import Synchronization
 
 /// `.status` (a table a person reads) and `.status.json` (the same for scripts): pure

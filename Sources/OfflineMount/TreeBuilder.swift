@@ -1,9 +1,9 @@
-import Foundation
-import OfflineFUSE
-import OfflineStore
+public import Foundation
+public import OfflineEngine
+public import OfflineFUSE
 
-/// Builds a `TreeSnapshot` from store rows: a pure function of its inputs (testable without
-/// a kernel), run on the refresher's thread, never on a request.
+/// Builds a `TreeSnapshot` from the library's rows: a pure function of its inputs (testable
+/// without a kernel), run on the refresher's thread, never on a request.
 ///
 /// Which items are listed: those with a file name (not `metadata-pending`), not `deleted`,
 /// and not undownloaded items of an unsubscribed source (DESIGN §2 toggles).
@@ -55,7 +55,7 @@ public struct TreeBuilder {
         }
     }
 
-    /// Builds the whole tree from the store's rows (`LibraryStore.itemOutlines()`).
+    /// Builds the whole tree from the library's rows (`LibraryView.itemOutlines()`).
     /// - Parameters:
     ///   - joinedExtensions: for fully cached HLS items that can be one file, its extension
     ///     (`ts`, `mp4`): the file is listed beside the playlist.
@@ -77,7 +77,7 @@ public struct TreeBuilder {
     }
 
     /// Builds a tree that replaces `previous` from rows handed over one at a time, none kept
-    /// (`LibraryStore.forEachItemOutline`): `rows` calls `add` with each, in listing order.
+    /// (`LibraryView.forEachItemOutline`): `rows` calls `add` with each, in listing order.
     /// Folders are sized as in `previous`, which a rebuild rarely changes much; a first build
     /// does better from all the rows at once (sized exactly, and no old tree is held then).
     public static func build(sources: [Source], categories: [Category],
@@ -111,7 +111,7 @@ public struct TreeBuilder {
         }
     }
 
-    /// Builds the whole tree from full listings (`LibraryStore.items(matching:)`): the same
+    /// Builds the whole tree from full listings (`ItemListing` rows): the same
     /// tree as from their outlines.
     public static func build(sources: [Source], categories: [Category], items: [ItemListing],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
@@ -193,7 +193,7 @@ public struct TreeBuilder {
         let isHLS = item.type == .hls && item.id <= NodeID.maxHLSItemID
         if isHLS, item.state == .cached, let joinedExtension {
             let name = "\(Self.stem(of: item.fileName)).\(joinedExtension)"
-            if name.utf8.count <= FileNaming.maxBytes, files.count < NodeID.filesPerItem {
+            if name.utf8.count <= Self.maxNameBytes, files.count < NodeID.filesPerItem {
                 files.append(TreeItemFile(name: FileName(name), key: TreeItemFile.joinedKey))
             }
         }
@@ -264,7 +264,7 @@ public struct TreeBuilder {
         guard hasThumbnail || !subtitles.isEmpty || nfoSize != nil else { return files }
         let stem = stem(of: fileName)
         func add(_ name: String, key: String, size: Int64?) {
-            guard name.utf8.count <= FileNaming.maxBytes, files.count < NodeID.filesPerItem else { return }
+            guard name.utf8.count <= Self.maxNameBytes, files.count < NodeID.filesPerItem else { return }
             files.append(TreeItemFile(name: FileName(name), key: key, size: size.map { UInt64(max(0, $0)) }))
         }
         if hasThumbnail { add(stem + "-thumb.jpg", key: "thumbnail", size: thumbnailSize) }
@@ -282,6 +282,10 @@ public struct TreeBuilder {
         if let nfoSize { add(stem + ".nfo", key: TreeItemFile.sidecarKey, size: Int64(nfoSize)) }
         return files
     }
+
+    /// The longest name a folder entry may have (`NAME_MAX`), as the engine's media names
+    /// keep to: a side file or one-file view whose name would be longer is left out.
+    static let maxNameBytes = 255
 
     /// The file name without its extension.
     private static func stem(of fileName: String) -> String {

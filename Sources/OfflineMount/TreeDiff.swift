@@ -1,4 +1,4 @@
-import OfflineFUSE
+public import OfflineFUSE
 
 /// The kernel notifications that make a new tree visible at once (DESIGN §2 "Change
 /// notification"): changed folders lose their cached listing, vanished or moved names their

@@ -1,7 +1,6 @@
-import Foundation
-import OfflineEngine
-import OfflineFUSE
-import OfflineStore
+public import Foundation
+public import OfflineEngine
+public import OfflineFUSE
 
 /// One name in a folder of the tree.
 public struct TreeChild: Hashable, Sendable {

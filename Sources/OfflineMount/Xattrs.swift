@@ -1,7 +1,6 @@
 import Foundation
-import OfflineEngine
-import OfflineFUSE
-import OfflineStore
+public import OfflineEngine
+public import OfflineFUSE
 
 /// The extended attributes of DESIGN §2 as name → value tables (pure functions of store
 /// rows), and the writable ones as library commands. Attributes with no value (no error, never

@@ -51,6 +51,12 @@ public enum LicenceClock {
         return licence.expiresAt.map(iso) ?? "never"
     }
 
+    /// Whether `licence`'s play clock has yet to start: a rental with a play duration never
+    /// played. Its first playback is seen only in reads that reach the engine.
+    public static func waitsForFirstPlayback(_ licence: Licence) -> Bool {
+        licence.terms.kind == .rental && licence.terms.playDuration != nil && licence.firstPlayedAt == nil
+    }
+
     /// `user.offline.licence.play-expires`: when the play-duration clock ends (started),
     /// `not-started`, or nil for a licence without a play duration.
     public static func playExpiryText(_ licence: Licence?) -> String? {
