@@ -167,7 +167,9 @@ let package = Package(
             // CFuseShim: getxattr(2)/listxattr(2) for the xattr size protocol tests.
             // OfflineStore: fixtures set up and inspect the library the mount shows.
             name: "OfflineMountTests",
-            dependencies: ["OfflineMount", "OfflineEngine", "OfflineStore", "OfflineFUSE", "OfflineThumbnails", "OfflineTestSupport", "CFuseShim"],
+            // Logging: the direct setup's file system logs (LibraryMount.swift).
+            dependencies: ["OfflineMount", "OfflineEngine", "OfflineStore", "OfflineFUSE", "OfflineThumbnails", "OfflineTestSupport", "CFuseShim",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["OfflineTestSupport", "OfflineFUSE"], exclude: ["HelpSnapshots"], swiftSettings: swiftSettings),
