@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "OfflineEngine",
             dependencies: [
-                "OfflineHTTP", "OfflineDBus", "OfflineStore", "OfflineFeeds", "CCryptoShim", "CSystemShim",
+                "OfflineHTTP", "OfflineDBus", "OfflineStore", "OfflineFeeds", "OfflineThumbnails", "CCryptoShim", "CSystemShim",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -100,8 +100,8 @@ let package = Package(
         .target(
             name: "OfflineMount",
             // Never the store nor the HTTP binding: the engine answers (`LibraryView`, `ItemByteSource`).
-            // OfflineThumbnails: gdk-pixbuf for the desktop's thumbnails; CSystemShim: malloc_trim.
-            dependencies: ["OfflineFUSE", "OfflineEngine", "OfflineThumbnails", "CSystemShim", .product(name: "Logging", package: "swift-log")],
+            // CSystemShim: malloc_trim, which Swift's Glibc module leaves out.
+            dependencies: ["OfflineFUSE", "OfflineEngine", "CSystemShim", .product(name: "Logging", package: "swift-log")],
             // Imports are internal unless a file's public API needs the module (`public import`),
             // so the mount's interface shows which layers it hands on to its callers.
             swiftSettings: swiftSettings + [.enableUpcomingFeature("InternalImportsByDefault")]

@@ -3,26 +3,22 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-import OfflineThumbnails
 import Synchronization
 
-/// Thumbnails the desktop finds ready (the freedesktop.org Thumbnail Managing Standard), so a
-/// file manager shows items without running a thumbnailer on their media, which would fetch
-/// it. When a folder under `sources/` or `categories/` is listed, each of its items with a
-/// catalog thumbnail gets `$XDG_CACHE_HOME/thumbnails/normal/<md5>.png` (≤ 128 px) and
-/// `large/` (≤ 256 px), named by the MD5 of the file's URI as GLib builds it, with
-/// `Thumb::URI` and `Thumb::MTime` (the file's `st_mtime`), mode 0600, written under a
-/// temporary name and renamed (docs/desktop.md).
+/// Thumbnails the desktop finds ready, so a file manager shows items without running a
+/// thumbnailer on their media, which would fetch it. When a folder under `sources/` or
+/// `categories/` is listed, each of its items with a catalog thumbnail gets its entries in
+/// the desktop's thumbnail cache (`DesktopThumbnailCache`), for the file's path and
+/// `st_mtime` (docs/desktop.md).
 ///
 /// All work runs on one background queue, at most `perListing` items per listing. Entries of
 /// paths that leave a folder are removed (a removed source takes its items' with it), and an
 /// item that becomes cached loses the `fail/` entries a thumbnailer left for it.
 final class DesktopThumbnails: Sendable {
-    static let sizes: [(folder: String, side: Int)] = [("normal", 128), ("large", 256)]
     static let perListing = 64
 
     private let mountpoint: String
-    private let cacheFolder: String
+    private let cache: DesktopThumbnailCache
     private let thumbnail: @Sendable (_ itemID: Int64) -> String?
     private let enabled: @Sendable () -> Bool
     private let logger: Logger
@@ -49,16 +45,10 @@ final class DesktopThumbnails: Sendable {
     init(mountpoint: String, cacheFolder: String, thumbnail: @escaping @Sendable (Int64) -> String?,
          enabled: @escaping @Sendable () -> Bool, logger: Logger) {
         self.mountpoint = mountpoint
-        self.cacheFolder = cacheFolder
+        cache = DesktopThumbnailCache(folder: cacheFolder)
         self.thumbnail = thumbnail
         self.enabled = enabled
         self.logger = logger
-    }
-
-    /// `$XDG_CACHE_HOME/thumbnails`, else `~/.cache/thumbnails`, of the user running the mount.
-    static func cacheFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/thumbnails" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/thumbnails"
     }
 
     /// A folder was listed: its items' thumbnails, in the background.
@@ -89,18 +79,16 @@ final class DesktopThumbnails: Sendable {
                 for entry in listed {
                     let present = newItem != nil && new.folders[entry.folder]?.child(named: entry.name) != nil
                     // Most refreshes change nothing of a listed path: no URI or MD5 made then.
-                    guard !present || nowCached, let uri = ThumbnailNaming.uri(ofPath: entry.path) else { continue }
-                    let file = ThumbnailNaming.fileName(forURI: uri)
+                    guard !present || nowCached, let file = cache.entryName(of: entry.path) else { continue }
                     if !present {
-                        for (folder, _) in Self.sizes { unlink(cacheFolder + "/\(folder)/" + file) }
-                        removeFailures(file)
+                        cache.remove(file)
                         state.withLock { s in
                             s.paths[itemID]?.remove(entry)
                             if s.paths[itemID]?.isEmpty == true { s.paths[itemID] = nil }
                             s.written[entry.path] = nil
                         }
                     } else if nowCached {
-                        removeFailures(file)
+                        cache.removeFailures(file)
                     }
                 }
             }
@@ -115,47 +103,18 @@ final class DesktopThumbnails: Sendable {
     /// Writes the entries of `path` unless they are there for `mtime`; whether it wrote.
     private func write(_ path: String, itemID: Int64, mtime: Int) -> Bool {
         if state.withLock({ $0.written[path] }) == mtime { return false }
-        guard let uri = ThumbnailNaming.uri(ofPath: path) else { return false }
-        let file = ThumbnailNaming.fileName(forURI: uri)
-        let targets = Self.sizes.map { (cacheFolder + "/\($0.folder)/" + file, $0.side) }
-        if targets.allSatisfy({ Self.holds($0.0, uri: uri, mtime: mtime) }) {
+        if cache.holds(path, mtime: mtime) {
             state.withLock { $0.written[path] = mtime }
             return false
         }
         guard let source = thumbnail(itemID) else { return false }
         do {
-            for (target, side) in targets {
-                let folder = (target as NSString).deletingLastPathComponent
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-                let image = try ThumbnailImage.load(source, fittingIn: side)
-                let temporary = target + ".offlinefs-\(getpid())"
-                try image.savePNG(temporary, text: [("Thumb::URI", uri), ("Thumb::MTime", String(mtime)),
-                                                    ("Software", "offlinefs")])
-                chmod(temporary, 0o600)
-                guard rename(temporary, target) == 0 else {
-                    unlink(temporary)
-                    throw ThumbnailImage.Failure(description: "\(target): \(String(cString: strerror(errno)))")
-                }
-            }
+            try cache.write(path, mtime: mtime, from: source)
             state.withLock { $0.written[path] = mtime }
             return true
         } catch {
             logger.info("no desktop thumbnail for \(path): \(error)")
             return false
-        }
-    }
-
-    /// Whether the entry at `target` is for `uri` at `mtime`.
-    private static func holds(_ target: String, uri: String, mtime: Int) -> Bool {
-        guard FileManager.default.fileExists(atPath: target), let image = try? ThumbnailImage.read(target) else { return false }
-        return image.option("tEXt::Thumb::URI") == uri && image.option("tEXt::Thumb::MTime") == String(mtime)
-    }
-
-    private func removeFailures(_ file: String) {
-        let fail = cacheFolder + "/fail"
-        for program in (try? FileManager.default.contentsOfDirectory(atPath: fail)) ?? [] {
-            unlink(fail + "/" + program + "/" + file)
         }
     }
 

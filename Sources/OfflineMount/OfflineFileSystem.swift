@@ -99,10 +99,10 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     /// Writes the desktop's thumbnails of the items of listed folders (policy
     /// `thumbnail-cache`), for `mountpoint`'s paths, into `cacheFolder`
-    /// (`DesktopThumbnails.cacheFolder()` by default).
+    /// (`DesktopThumbnailCache.defaultFolder()` by default).
     public func enableDesktopThumbnails(mountpoint: String, cacheFolder: String? = nil) {
         let (reader, view) = (reader, view)
-        let cacheFolder = cacheFolder ?? DesktopThumbnails.cacheFolder()
+        let cacheFolder = cacheFolder ?? DesktopThumbnailCache.defaultFolder()
         let thumbnails = DesktopThumbnails(
             mountpoint: mountpoint, cacheFolder: cacheFolder,
             thumbnail: { itemID in reader.wholeSideFile(itemID: itemID, key: "thumbnail") },

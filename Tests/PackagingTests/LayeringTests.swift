@@ -65,10 +65,10 @@ struct LayeringTests {
     }
 
     @Test func theMountAsksTheEngineNeverTheStoreOrHTTP() throws {
-        // The mount's own layer, a gdk-pixbuf binding for the desktop's thumbnails, the C
-        // shim for malloc_trim, and logging: nothing below the engine.
+        // The kernel binding, the engine, the C shim for malloc_trim, and logging: nothing
+        // below the engine (the desktop's thumbnails are the engine's `DesktopThumbnailCache`).
         let mount = try #require(try Self.targets().first { $0.name == "OfflineMount" })
-        #expect(mount.dependencies == ["OfflineFUSE", "OfflineEngine", "OfflineThumbnails", "CSystemShim", "Logging"])
+        #expect(mount.dependencies == ["OfflineFUSE", "OfflineEngine", "CSystemShim", "Logging"])
         let imports = Self.imports(under: "Sources/OfflineMount")
         #expect(imports["OfflineStore"] == nil)
         #expect(imports["OfflineHTTP"] == nil)
