@@ -3,7 +3,7 @@ import OfflineEngine
 import Synchronization
 
 /// One open item file (a `fuse_file_info.fh`): what it is, its cache file descriptor and the
-/// reader's pattern for read-ahead.
+/// reader's pattern for read-ahead (the engine's `ReadPattern`).
 ///
 /// A reference type so that a read answered later on an engine thread keeps the descriptor
 /// open until its reply is sent, whatever `release` does meanwhile.
@@ -34,23 +34,11 @@ final class OpenFile: Sendable {
     /// A scanner's open of the media: the uncached bytes it may have (policy `scanner-reads`).
     let scannerReads: ScannerReads?
 
-    private struct Pattern {
-        var nextOffset: Int64 = -1
-        var readAhead: Int64 = 0
-        /// End of the bytes last asked of the engine for this reader.
-        var askedUpTo: Int64 = 0
-    }
-    private let pattern = Mutex(Pattern())  // protected: sequential-read detection (leaf lock)
+    private let pattern: Mutex<ReadPattern>  // leaf lock
     /// The last prefetches asked for this reader, cancelled at its close (older ones have
     /// their bytes by then: prefetches run in order).
     private let prefetches = Mutex<[any FetchTicket]>([])  // leaf lock
     private let descriptor = Mutex<Int32>(-1)  // protected: the cache file, opened at first use (leaf lock)
-
-    /// Read-ahead for the first sequential read, doubled on each next one up to `maxReadAhead`.
-    /// 8 MiB is most of a second of a 100 Mbit/s origin; with 16 MiB a cold read was no
-    /// faster and held twice the staging blocks (docs/transfers.md).
-    static let firstReadAhead: Int64 = 256 << 10
-    static let maxReadAhead: Int64 = 8 << 20
 
     init(itemID: Int64, fileNumber: Int, key: CacheFileKey, size: Int64?, path: String, baseOffset: Int64 = 0,
          memory: [UInt8]? = nil, joined: HLSJoinedFile? = nil, playbackOffset: Int64? = nil,
@@ -67,6 +55,7 @@ final class OpenFile: Sendable {
         self.memory = memory
         self.joined = joined
         self.playbackOffset = playbackOffset ?? (key == "media" ? 0 : nil)
+        pattern = Mutex(ReadPattern(readerClass: readerClass, size: size))
     }
 
     deinit {
@@ -82,26 +71,9 @@ final class OpenFile: Sendable {
         }
     }
 
-    /// How much to fetch beyond a read at `offset..<end`: a reader that continues where it
-    /// stopped gets a growing read-ahead; a jump resets it (the fetcher then starts a new
-    /// range instead of filling the gap).
-    ///
-    /// The kernel's read-ahead sends several reads at once, which libfuse's threads may hand
-    /// over out of order: a read that starts close to where the last one ended counts as
-    /// sequential too.
+    /// How much to fetch beyond a read at `offset..<end` (`ReadPattern`).
     func readAhead(offset: Int64, end: Int64) -> Int64 {
-        if readerClass.readsPieces { return 0 }
-        return pattern.withLock { pattern in
-            if pattern.nextOffset >= 0 && abs(offset - pattern.nextOffset) <= Self.reorderSlack {
-                pattern.readAhead = min(max(pattern.readAhead * 2, Self.firstReadAhead), Self.maxReadAhead)
-                pattern.nextOffset = max(pattern.nextOffset, end)
-            } else {
-                pattern.readAhead = 0  // a first read proves nothing; the next one in order does
-                pattern.nextOffset = end
-                pattern.askedUpTo = 0
-            }
-            return pattern.readAhead
-        }
+        pattern.withLock { $0.read(offset: offset, end: end) }
     }
 
     func keepPrefetch(_ ticket: any FetchTicket) {
@@ -115,20 +87,8 @@ final class OpenFile: Sendable {
         for ticket in prefetches.withLock({ $0 }) { ticket.cancel() }
     }
 
-    /// How far before or after the last read's end a read still counts as sequential.
-    static let reorderSlack: Int64 = 1 << 20
-
-    /// For a sequential reader at `end`: the bytes to ask for now, once it has come within half
-    /// its read-ahead of what it asked for last, so that the next transfer runs before the
-    /// current one ends (no pause between the two).
+    /// The bytes to ask for now ahead of a sequential reader at `end` (`ReadPattern`).
     func prefetch(end: Int64, readAhead: Int64) -> Range<Int64>? {
-        guard readAhead > 0, let size else { return nil }
-        return pattern.withLock { pattern -> Range<Int64>? in
-            guard pattern.askedUpTo < size, pattern.askedUpTo - end < readAhead / 2 else { return nil }
-            let range = max(pattern.askedUpTo, end)..<min(size, end + readAhead)
-            guard !range.isEmpty else { return nil }
-            pattern.askedUpTo = range.upperBound
-            return range
-        }
+        pattern.withLock { $0.prefetch(end: end, readAhead: readAhead) }
     }
 }

@@ -73,7 +73,7 @@ struct CachedFileState: Sendable {
     /// among them): a read of bytes they hold is answered from memory.
     var recent: [StagingBlock] = []
     /// How many blocks `recent` keeps: a sequential reader reads bytes that arrived up to its
-    /// read-ahead earlier (OpenFile.maxReadAhead), most of it within this.
+    /// read-ahead earlier (ReadPattern.maxReadAhead), most of it within this.
     static let recentBlocks = 20
     /// Flushed and claimed in the store.
     var committed = RangeSet()
