@@ -85,7 +85,7 @@ struct ProcessStats {
 
     private func statusKiB(_ key: String) -> Double {
         guard let line = status.first(where: { $0.hasPrefix(key + ":") }),
-              let value = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+              let value = Double(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "")
         else { return 0 }
         return value
     }

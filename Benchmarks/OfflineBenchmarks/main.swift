@@ -18,6 +18,9 @@
 //   offlinefs-bench million [--items N] [--folder DIR] [--offlinefs PATH]
 //       a paged JSON catalog of N items (default 1,000,000) synced, mounted and listed with
 //       the offlinefs program beside this one; one `metric value unit` line per figure
+//   offlinefs-bench soak [--minutes 30] [--items 100000] [--sync-seconds 5] [--offlinefs PATH]
+//       a mount kept up while items are opened and read, folders listed and syncs asked;
+//       the mount's memory, descriptors and threads each minute
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -29,6 +32,7 @@ let usage = """
       hls [segments] [segment-kib]
       tree [items] [--plain]
       million [--items N] [--folder DIR] [--offlinefs PATH]
+      soak [--minutes M] [--items N] [--sync-seconds S] [--offlinefs PATH]
     """
 
 do {
@@ -44,6 +48,8 @@ do {
         try HLSBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "tree":
         try TreeBenchmark(arguments: Array(arguments.dropFirst())).run()
+    case "soak":
+        try SoakBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "million":
         try MillionBenchmark(arguments: Array(arguments.dropFirst())).run()
     default:
