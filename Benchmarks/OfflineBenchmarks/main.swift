@@ -15,6 +15,12 @@
 //   offlinefs-bench tree [items=100000] [--plain]
 //       what a mount does before it serves: open the store, build the tree (store read and
 //       build apart); --plain: no categories or side files, like the bench corpus
+//   offlinefs-bench million [--items N] [--folder DIR] [--offlinefs PATH]
+//       a paged JSON catalog of N items (default 1,000,000) synced, mounted and listed with
+//       the offlinefs program beside this one; one `metric value unit` line per figure
+//   offlinefs-bench soak [--minutes 30] [--items 100000] [--sync-seconds 5] [--offlinefs PATH]
+//       a mount kept up while items are opened and read, folders listed and syncs asked;
+//       the mount's memory, descriptors and threads each minute
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -25,6 +31,8 @@ let usage = """
       first-range --origin URL --library DIR --files NAME,... [--bytes N]
       hls [segments] [segment-kib]
       tree [items] [--plain]
+      million [--items N] [--folder DIR] [--offlinefs PATH]
+      soak [--minutes M] [--items N] [--sync-seconds S] [--offlinefs PATH]
     """
 
 do {
@@ -40,6 +48,10 @@ do {
         try HLSBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "tree":
         try TreeBenchmark(arguments: Array(arguments.dropFirst())).run()
+    case "soak":
+        try SoakBenchmark(arguments: Array(arguments.dropFirst())).run()
+    case "million":
+        try MillionBenchmark(arguments: Array(arguments.dropFirst())).run()
     default:
         print(usage)
         exit(arguments.isEmpty ? 0 : 2)

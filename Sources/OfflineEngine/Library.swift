@@ -73,6 +73,25 @@ public final class Library: Sendable {
         }
     }
 
+    /// The items of `filter` in the order of `items(_:)`, read `batchSize` at a time: a
+    /// listing that prints as it reads holds one batch and the ids (8 bytes an item), not
+    /// every item's summary. An item deleted meanwhile is left out.
+    public func forEachItem(_ filter: ItemFilter = .all, batchSize: Int = 1_000,
+                            _ body: (ItemSummary) throws -> Void) throws {
+        let hls = HLSStreams(store: store)  // reads chosen renditions only; never fetches
+        let ids = try store.itemIDs(matching: filter)
+        var start = 0
+        while start < ids.count {
+            let end = min(ids.count, start + batchSize)
+            for (listing, licence) in try store.items(ids: Array(ids[start..<end])) {
+                var summary = ItemSummary(listing, licence: licence)
+                hls.describe(&summary)
+                try body(summary)
+            }
+            start = end
+        }
+    }
+
     // MARK: - Policies
 
     /// Sets a policy from the user's words (`20G`, `01:00-06:00`, `default`); returns the

@@ -41,7 +41,9 @@ public struct HTTPClient: Sendable {
                 do {
                     let transfer = try CurlTransfer(requests[index], userAgent: userAgent)
                     let pending = Pending(index: index, transfer: transfer)
-                    transfer.onHead = { _, headers in
+                    // Unowned: the transfer belongs to `pending`, which `running` holds while
+                    // the callbacks can run; a strong capture kept both, and every body, forever.
+                    transfer.onHead = { [unowned pending] _, headers in
                         // Size the buffer once: growing a 50 MB feed by doubling would
                         // briefly hold twice its size.
                         if let length = headers["content-length"].flatMap({ Int($0) }), length > 0,
@@ -50,7 +52,7 @@ public struct HTTPClient: Sendable {
                         }
                         return true
                     }
-                    transfer.onBody = { bytes in
+                    transfer.onBody = { [unowned pending] bytes in
                         pending.body.append(contentsOf: bytes)
                         return .accept
                     }

@@ -6,40 +6,84 @@ extension LibraryStore {
     /// name, then title, then id.
     public func items(matching filter: ItemFilter = .all) throws -> [ItemListing] {
         try read { db in
-            var conditions: [String] = []
-            var values: [(any DatabaseValueConvertible)?] = []
-            if let name = filter.source {
-                conditions.append("source.name = ?")
-                values.append(name)
-            }
-            if let state = filter.state {
-                conditions.append("item.state = ?")
-                values.append(state.rawValue)
-            } else if !filter.includeDeleted {
-                conditions.append("item.state <> 'deleted'")
-            }
-            if let states = filter.states {
-                conditions.append("item.state IN (\(states.map { _ in "?" }.joined(separator: ", ")))")
-                values.append(contentsOf: states.map(\.rawValue))
-            }
             let categories = try Self.fetchCategories(db)
-            if let path = filter.categoryPath {
-                // The category and every descendant, resolved in memory (the tree is small).
-                guard let root = categories.first(where: { $0.path == path }) else { return [] }
-                let ids = categories.filter { $0.path.starts(with: root.path) }.map(\.id)
-                conditions.append("item.id IN (SELECT itemID FROM itemCategory WHERE categoryID IN (\(ids.map(String.init).joined(separator: ","))))")
-            }
-            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            guard let query = Self.itemQuery(filter, categories: categories) else { return [] }
             let rows = try Row.fetchAll(db, sql: """
                 SELECT \(Item.columns), source.name AS sourceName FROM item JOIN source ON source.id = item.sourceID
-                \(whereClause) ORDER BY source.name, item.title, item.id
-                """, arguments: StatementArguments(values))
+                \(query.whereClause) ORDER BY source.name, item.title, item.id
+                """, arguments: query.arguments)
             let paths = try Self.categoryPathsByItem(db, categories: categories, itemIDs: rows.count < 500 ? rows.map { $0[0] } : nil)
             return rows.map { row in
                 let item = Item(row: row)
                 return ItemListing(item: item, sourceName: row[Item.columnCount], categoryPaths: paths[item.id] ?? [])
             }
         }
+    }
+
+    /// The ids of the items `items(matching:)` lists, in its order: what a listing that
+    /// prints as it reads pages through (`items(ids:)`), holding 8 bytes per item.
+    public func itemIDs(matching filter: ItemFilter = .all) throws -> [Int64] {
+        try read { db in
+            guard let query = Self.itemQuery(filter, categories: try Self.fetchCategories(db)) else { return [] }
+            return try Int64.fetchAll(db, sql: """
+                SELECT item.id FROM item JOIN source ON source.id = item.sourceID
+                \(query.whereClause) ORDER BY source.name, item.title, item.id
+                """, arguments: query.arguments)
+        }
+    }
+
+    /// The listings of `ids` with their licences, in the order of `ids`; ids no longer in the
+    /// library are left out.
+    public func items(ids: [Int64]) throws -> [(listing: ItemListing, licence: Licence?)] {
+        guard !ids.isEmpty else { return [] }
+        return try read { db in
+            let list = ids.map(String.init).joined(separator: ",")
+            var listings: [Int64: ItemListing] = [:]
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT \(Item.columns), source.name AS sourceName FROM item JOIN source ON source.id = item.sourceID
+                WHERE item.id IN (\(list))
+                """)
+            let paths = try Self.categoryPathsByItem(db, categories: Self.fetchCategories(db), itemIDs: ids)
+            while let row = try rows.next() {
+                let item = Item(row: row)
+                listings[item.id] = ItemListing(item: item, sourceName: row[Item.columnCount], categoryPaths: paths[item.id] ?? [])
+            }
+            var licences: [Int64: Licence] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM licence WHERE itemID IN (\(list))") {
+                let licence = Licence(row: row)
+                licences[licence.itemID] = licence
+            }
+            return ids.compactMap { id in listings[id].map { ($0, licences[id]) } }
+        }
+    }
+
+    /// The WHERE clause of a listing; nil when nothing can match (an unknown category).
+    private static func itemQuery(_ filter: ItemFilter, categories: [Category])
+        -> (whereClause: String, arguments: StatementArguments)? {
+        var conditions: [String] = []
+        var values: [(any DatabaseValueConvertible)?] = []
+        if let name = filter.source {
+            conditions.append("source.name = ?")
+            values.append(name)
+        }
+        if let state = filter.state {
+            conditions.append("item.state = ?")
+            values.append(state.rawValue)
+        } else if !filter.includeDeleted {
+            conditions.append("item.state <> 'deleted'")
+        }
+        if let states = filter.states {
+            conditions.append("item.state IN (\(states.map { _ in "?" }.joined(separator: ", ")))")
+            values.append(contentsOf: states.map(\.rawValue))
+        }
+        if let path = filter.categoryPath {
+            // The category and every descendant, resolved in memory (the tree is small).
+            guard let root = categories.first(where: { $0.path == path }) else { return nil }
+            let ids = categories.filter { $0.path.starts(with: root.path) }.map(\.id)
+            conditions.append("item.id IN (SELECT itemID FROM itemCategory WHERE categoryID IN (\(ids.map(String.init).joined(separator: ","))))")
+        }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        return (whereClause, StatementArguments(values))
     }
 
     public func item(id: Int64) throws -> Item? {

@@ -90,6 +90,31 @@ struct CatalogCommandTests {
         #expect(first["licenceExpires"] as? String == "never")
     }
 
+    @Test func lsJSONPrintsAsItReadsTheBytesOfAWholeArray() throws {
+        // Given a feed whose library order (source, title) is also its order by name, with an
+        // item in no category (an empty array inside an element)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let url = origin.serveFeed(path: "/owls.rss", xml: podcast(origin))
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        try cli.run("source", "add", "owls", url)
+        try cli.run("sync")
+
+        // When it is listed as read (no --sort) and as one sorted array
+        let streamed = try cli.run("ls", "--json")
+        let whole = try cli.run("ls", "--json", "--sort", "name")
+        let streamedEmpty = try cli.run("ls", "--json", "--state", "queued")
+        let wholeEmpty = try cli.run("ls", "--json", "--state", "queued", "--sort", "name")
+
+        // Then both print the same bytes, empty or not
+        #expect(streamed.status == 0 && whole.status == 0, "\(streamed.stderr) \(whole.stderr)")
+        #expect(streamed.stdout.contains("\"categories\" : [\n\n    ]"), "\(streamed.stdout)")
+        #expect(streamed.stdout == whole.stdout)
+        #expect(streamedEmpty.stdout == "[\n\n]\n")
+        #expect(streamedEmpty.stdout == wholeEmpty.stdout)
+    }
+
     @Test func lsSortsAndFiltersAsTheMountsListsDo() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }

@@ -50,16 +50,25 @@ struct ListCommand: ParsableCommand {
         if let source, try library.store.source(named: source) == nil {
             throw CLIError("no source named '\(source)' (offlinefs source list shows the sources)")
         }
-        var items = try library.items(filter)
-        if recent {
-            let days = try library.store.policies().recentDays
-            let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
-            items = items.filter { $0.state == ItemState.cached.rawValue && ($0.downloaded.map { $0 >= cutoff } ?? false) }
+        let recentCutoff = try recent
+            ? Date().addingTimeInterval(-Double(library.store.policies().recentDays) * 86_400) : nil
+        let listed = { (item: ItemSummary) -> Bool in
+            if let recentCutoff, item.state != ItemState.cached.rawValue || !(item.downloaded.map { $0 >= recentCutoff } ?? false) {
+                return false
+            }
+            return !unwatched || (item.state == ItemState.cached.rawValue && !item.watched)
         }
-        if unwatched {
-            items = items.filter { $0.state == ItemState.cached.rawValue && !$0.watched }
+        let order = sort ?? (recent ? .downloaded : nil)
+        if json && order == nil {
+            // In the library's order: printed as read, whatever the library's size.
+            var printer = JSONArrayPrinter()
+            try library.forEachItem(filter) { item in
+                if listed(item) { try printer.add(item) }
+            }
+            printer.finish()
+            return
         }
-        items = Self.sorted(items, by: sort ?? (recent ? .downloaded : nil))
+        let items = Self.sorted(try library.items(filter).filter(listed), by: order)
         if json {
             try printJSON(items)
             return

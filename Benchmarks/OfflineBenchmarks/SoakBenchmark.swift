@@ -1,0 +1,166 @@
+import Foundation
+import OfflineTestSupport
+import Synchronization
+
+/// A mount kept up as for a month, compressed: while it serves, one thread opens items in
+/// turn and reads their first 4 KiB (100,000 items by default, round and round), one lists
+/// a category folder and stats its first hundred files, and one asks the mount for a sync
+/// every few seconds; once a minute the catalog's first page changes, so one of those syncs
+/// fetches and merges everything again. Each minute prints the mount process's resident
+/// memory, open descriptors and threads; the end prints how much they moved from minute 5
+/// on. The cache is capped (`cache-limit`) so eviction runs too.
+struct SoakBenchmark {
+    private let origin: TestOrigin
+    var minutes = 30
+    var items = 100_000
+    var syncSeconds = 5.0
+    var program: String?
+
+    init(arguments: [String]) throws {
+        origin = try TestOrigin()
+        try forEachFlag(in: arguments) { flag, value in
+            switch flag {
+            case "--minutes":
+                guard let count = Int(value), count > 0 else { throw BenchmarkFailure("--minutes needs a positive count") }
+                minutes = count
+            case "--items":
+                guard let count = Int(value), count > 0 else { throw BenchmarkFailure("--items needs a positive count") }
+                items = count
+            case "--sync-seconds":
+                guard let seconds = Double(value), seconds > 0 else { throw BenchmarkFailure("--sync-seconds needs seconds") }
+                syncSeconds = seconds
+            case "--offlinefs": program = value
+            default: return false
+            }
+            return true
+        }
+    }
+
+    /// What the workers did, read once a minute.
+    private final class Counters: Sendable {
+        let stop = Atomic<Bool>(false)
+        let reads = Atomic<Int>(0)
+        let listings = Atomic<Int>(0)
+        let syncs = Atomic<Int>(0)
+        let failures = Atomic<Int>(0)
+        let lastFailure = Mutex<String?>(nil)
+
+        func fail(_ what: String) {
+            failures.add(1, ordering: .relaxed)
+            lastFailure.withLock { $0 = what }
+        }
+    }
+
+    func run() throws {
+        let program = try OfflineFSProgram.locate(program)
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-soak-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        defer { origin.stop() }
+        let library = base.appendingPathComponent("library").path
+        let mountpoint = base.appendingPathComponent("mnt").path
+        var catalog = try BenchCatalog(items: items, folder: base.appendingPathComponent("catalog"), origin: origin)
+        BenchCatalog.serveMedia(0..<items, on: origin)
+        for command in [["source", "add", "--library", library, "bench", catalog.feedURL],
+                        ["set", "--library", library, "cache-limit", "256M"],
+                        ["sync", "--library", library]] {
+            let result = try ChildProcess.run([program] + command, deadline: 600)
+            guard result.status == 0 else { throw BenchmarkFailure("\(command.joined(separator: " ")): \(result.stderr)") }
+        }
+
+        let mount = try ChildMount(program: program, library: library, mountpoint: mountpoint)
+        defer { try? mount.stop() }
+        try mount.waitForStat(mountpoint + "/sources/bench/" + BenchCatalog.fileName(items - 1))
+        print("soak items \(items), minutes \(minutes), a sync asked every \(syncSeconds) s, cache-limit 256M")
+        print("minute rss_mib fds threads reads listings syncs failures")
+
+        let counters = Counters()
+        let done = DispatchGroup()
+        func start(_ work: @escaping @Sendable () -> Void) {
+            done.enter()
+            Thread { work(); done.leave() }.start()
+        }
+        start { [items] in Self.readItems(items, in: mountpoint, counters) }
+        start { Self.listFolders(in: mountpoint, counters) }
+        start { [syncSeconds] in Self.askForSyncs(every: syncSeconds, in: mountpoint, counters) }
+
+        let stats = ProcessStats(pid: mount.pid)
+        var samples: [(rss: Double, fds: Int, threads: Int)] = []
+        let start = Date()
+        for minute in 1...minutes {
+            // The catalog's first page changes once a minute: the next sync merges it all.
+            catalog.revise(firstPageRevision: minute, origin: origin)
+            let due = start.addingTimeInterval(Double(minute) * 60)
+            while Date() < due { usleep(UInt32(min(1, max(0, due.timeIntervalSinceNow)) * 1_000_000)) }
+            guard !mount.process.wait(deadline: 0) else { throw BenchmarkFailure("the mount ended: \(mount.process.result().stderr)") }
+            let sample = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads)
+            samples.append(sample)
+            print(String(format: "%d %.1f %d %d %d %d %d %d", minute, sample.rss, sample.fds, sample.threads,
+                         counters.reads.load(ordering: .relaxed), counters.listings.load(ordering: .relaxed),
+                         counters.syncs.load(ordering: .relaxed), counters.failures.load(ordering: .relaxed)))
+            fflush(nil)  // each minute's line now, when stdout is a file
+        }
+        counters.stop.store(true, ordering: .relaxed)
+        done.wait()
+        if let failure = counters.lastFailure.withLock({ $0 }) { print("soak last_failure \(failure)") }
+
+        let steady = samples.dropFirst(min(4, samples.count - 1))  // minute 5 on
+        let rss = steady.map(\.rss)
+        let spread = (rss.max()! - rss.min()!) / rss.min()! * 100
+        print(String(format: "soak_rss_spread_pct %.1f %% (minute %d to %d: %.1f to %.1f MiB)", spread,
+                     samples.count - steady.count + 1, samples.count, rss.min()!, rss.max()!))
+        print("soak_fds \(steady.map(\.fds).min()!)...\(steady.map(\.fds).max()!) count")
+        print("soak_threads \(steady.map(\.threads).min()!)...\(steady.map(\.threads).max()!) count")
+        print("soak_failures \(counters.failures.load(ordering: .relaxed)) count")
+    }
+
+    /// Opens item after item and reads its first 4 KiB, round and round; not item 0, which
+    /// `revise` renames once a minute.
+    private static func readItems(_ items: Int, in mountpoint: String, _ counters: Counters) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var index = 1
+        while !counters.stop.load(ordering: .relaxed) {
+            let path = mountpoint + "/sources/bench/" + BenchCatalog.fileName(index)
+            let fd = open(path, O_RDONLY)
+            if fd < 0 {
+                counters.fail("open \(path): errno \(errno)")
+            } else {
+                if pread(fd, &buffer, buffer.count, 0) != buffer.count { counters.fail("read \(path): errno \(errno)") }
+                close(fd)
+                counters.reads.add(1, ordering: .relaxed)
+            }
+            index = index + 1 < items ? index + 1 : 1
+        }
+    }
+
+    /// Lists one category folder after another and stats the first hundred files of each.
+    private static func listFolders(in mountpoint: String, _ counters: Counters) {
+        var category = 0
+        while !counters.stop.load(ordering: .relaxed) {
+            let folder = mountpoint + "/categories/Category \(category)"
+            if let names = try? FileManager.default.contentsOfDirectory(atPath: folder) {
+                var info = stat()
+                for name in names.prefix(100) where stat(folder + "/" + name, &info) != 0 {
+                    counters.fail("stat \(folder)/\(name): errno \(errno)")
+                }
+                counters.listings.add(1, ordering: .relaxed)
+            } else {
+                counters.fail("list \(folder)")
+            }
+            category = (category + 1) % 100
+        }
+    }
+
+    /// Asks the mount for a sync (a `sync` line in `.control`) every `seconds`.
+    private static func askForSyncs(every seconds: Double, in mountpoint: String, _ counters: Counters) {
+        while !counters.stop.load(ordering: .relaxed) {
+            do {
+                try Data("sync bench\n".utf8).write(to: URL(fileURLWithPath: mountpoint + "/.control"))
+                counters.syncs.add(1, ordering: .relaxed)
+            } catch {
+                counters.fail("sync: \(error)")
+            }
+            // The pace of the workload, not a wait for something to happen.
+            usleep(UInt32(seconds * 1_000_000))
+        }
+    }
+}
