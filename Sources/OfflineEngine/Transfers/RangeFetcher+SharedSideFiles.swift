@@ -9,7 +9,8 @@ import Synchronization
 /// unlinks a linked file) leaves the others'. Two items whose first reads of one URL overlap
 /// fetch it each.
 extension RangeFetcher {
-    /// Before a side file is used: another item's side file whose bytes have all arrived but
+    /// Before a side file is fetched (not on a `stat`: a listing asks every side file's size):
+    /// another item's side file whose bytes have all arrived but
     /// are not yet claimed (the flush comes within `flushInterval`; a program reading each
     /// item's thumbnail in turn comes sooner) is claimed now. If it is a copy of this one's
     /// URL, its completion lets go of this one's state if nothing was fetched into it

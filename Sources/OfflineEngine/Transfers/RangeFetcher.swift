@@ -149,6 +149,7 @@ public final class RangeFetcher: ItemByteSource {
         bytes: (@Sendable (BytesInMemory) -> Void)?,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
+        if CacheLayout.isSideFile(file) { claimArrivedSideFiles(besides: itemID) }
         let cached: CachedFile
         do {
             cached = try cachedFile(itemID: itemID, key: file)
@@ -175,6 +176,7 @@ public final class RangeFetcher: ItemByteSource {
     }
 
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
+        if CacheLayout.isSideFile(file) { claimArrivedSideFiles(besides: itemID) }
         guard let cached = try? cachedFile(itemID: itemID, key: file) else { return }
         let window = 0..<settings.firstWindow
         guard !cached.isAvailable(window) else { return }
@@ -378,7 +380,6 @@ public final class RangeFetcher: ItemByteSource {
 
     func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
         let id = FileID(itemID: itemID, key: key)
-        if CacheLayout.isSideFile(key) { claimArrivedSideFiles(besides: itemID) }
         let (cached, dropped) = try files.withLock { files throws(FetchError) -> (CachedFile, [CachedFile]) in
             if let existing = files.use(id) { return (existing, []) }
             let cached = try makeCachedFile(id)
