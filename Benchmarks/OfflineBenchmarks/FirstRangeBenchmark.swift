@@ -4,7 +4,7 @@ import OfflineHTTP
 import OfflineStore
 
 /// Time to the first bytes of uncached files through the engine alone (no FUSE): what a
-/// reader's open and first read ask of `ItemByteSource`, file after file, in a fresh library
+/// reader's open and first read ask of `RangeFetcher`, file after file, in a fresh library
 /// whose engine started as a mount's does. The first file shows the process's one-time costs.
 struct FirstRangeBenchmark {
     typealias Failure = BenchmarkFailure

@@ -14,5 +14,5 @@
 @_exported import struct OfflineStore.Source
 @_exported import struct OfflineStore.StoreEvent
 @_exported import struct OfflineStore.SubtitleTrack
-// The range every `ItemByteSource` call speaks.
+// The range every `RangeFetcher` call speaks.
 @_exported import struct OfflineHTTP.ByteRange

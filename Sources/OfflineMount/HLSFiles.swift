@@ -17,7 +17,7 @@ import Synchronization
 /// Lock order: `playlists` and `joinedFiles` are leaves.
 final class HLSFiles: Sendable {
     private let streams: HLSStreams?
-    private let byteSource: any ItemByteSource
+    private let library: LibraryReader
     private let view: LibraryView
     private let readTimeout: Duration
     private let clock: @Sendable () -> Date
@@ -26,11 +26,11 @@ final class HLSFiles: Sendable {
     private let playlists = Mutex<[Int64: (stream: ObjectIdentifier, bytes: [UInt8])]>([:])
     private let joinedFiles = Mutex<[Int64: (stream: ObjectIdentifier, file: HLSJoinedFile)]>([:])
 
-    init(streams: HLSStreams?, byteSource: any ItemByteSource, view: LibraryView, readTimeout: Duration,
+    init(streams: HLSStreams?, library: LibraryReader, view: LibraryView, readTimeout: Duration,
          clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.logger = logger
         self.streams = streams
-        self.byteSource = byteSource
+        self.library = library
         self.view = view
         self.readTimeout = readTimeout
         self.clock = clock
@@ -59,7 +59,7 @@ final class HLSFiles: Sendable {
         if case .playlist(let track) = part.kind, let stream = stream(itemID: itemID) {
             return Int64(stream.trackPlaylists[track].count)
         }
-        return byteSource.knownSize(itemID: itemID, file: part.resource)
+        return library.knownSize(itemID: itemID, key: part.resource)
     }
 
     /// The one-file view of a cached stream, once every piece's size is known.
@@ -67,8 +67,7 @@ final class HLSFiles: Sendable {
         guard let stream = stream(itemID: itemID), stream.offersOneFile else { return nil }
         let id = ObjectIdentifier(stream)
         if let cached = joinedFiles.withLock({ $0[itemID] }), cached.stream == id { return cached.file }
-        guard let file = HLSJoinedFile(stream: stream, byteSource: byteSource,
-                                       sizeOf: { byteSource.knownSize(itemID: itemID, file: $0) }) else { return nil }
+        guard let file = HLSJoinedFile(stream: stream, library: library) else { return nil }
         joinedFiles.withLock { $0[itemID] = (id, file) }
         return file
     }
@@ -103,7 +102,7 @@ final class HLSFiles: Sendable {
             guard once.withLock({ done in defer { done = true }; return !done }) else { return }
             then()
         }
-        byteSource.learnSizes(itemID: itemID, files: files, completion: finish)
+        library.learnSizes(itemID: itemID, keys: files, completion: finish)
         let (seconds, attoseconds) = readTimeout.components
         DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18, execute: finish)
     }
@@ -136,9 +135,7 @@ final class HLSFiles: Sendable {
                 guard let bytes = playlist(itemID: item.id) else { return reply.fail(.ioError) }
                 var answer = file
                 answer.directIO = true  // its size changes when a rendition is chosen
-                let open = OpenFile(itemID: item.id, fileNumber: 0, key: "playlist", size: Int64(bytes.count), path: "",
-                                    memory: bytes)
-                reply.succeed(reader.register(open, answer: answer))
+                reply.succeed(reader.register(.memory(bytes), itemID: item.id, answer: answer))
             }
         }
         streams.withStream(itemID: item.id, completion: finish)
@@ -164,13 +161,11 @@ final class HLSFiles: Sendable {
         answer.directIO = true
         if part.kind == .key, let key = try? view.hlsKey(itemID: itemID) {
             // The licence server's key (or the playlist's, kept with the licence).
-            let open = OpenFile(itemID: itemID, fileNumber: 0, key: "key", size: Int64(key.count), path: "", memory: Array(key))
-            return reply.succeed(reader.register(open, answer: answer))
+            return reply.succeed(reader.register(.memory(Array(key)), itemID: itemID, answer: answer))
         }
         if case .playlist(let track) = part.kind {
             let bytes = stream.trackPlaylists[track]
-            let open = OpenFile(itemID: itemID, fileNumber: 0, key: "playlist", size: Int64(bytes.count), path: "", memory: bytes)
-            return reply.succeed(reader.register(open, answer: answer))
+            return reply.succeed(reader.register(.memory(bytes), itemID: itemID, answer: answer))
         }
         var playback: Int64?
         if case .segment(0, let number) = part.kind {
@@ -178,23 +173,19 @@ final class HLSFiles: Sendable {
             playback = number == 0 ? 0 : LicenceClock.playbackThreshold
         }
         let open: @Sendable () -> Void = { [self, answer, playback] in
-            let file = OpenFile(itemID: itemID, fileNumber: 0, key: part.resource, size: size(of: part, itemID: itemID),
-                                path: byteSource.cacheFilePath(itemID: itemID, file: part.resource),
-                                baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback, readerClass: readerClass,
-                                playback: playback != nil && readerClass == .player ? reader.startPlayback(itemID: itemID, size: nil) : nil)
-            reply.succeed(reader.register(file, answer: answer))
+            let partReader = library.openPart(itemID: itemID, key: part.resource, size: size(of: part, itemID: itemID),
+                                              baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback,
+                                              playbackSize: nil, readerClass: readerClass)
+            reply.succeed(reader.register(.item(partReader), itemID: itemID, answer: answer))
         }
         if size(of: part, itemID: itemID) != nil { return open() }
-        let ticket = byteSource.whenAvailable(itemID: itemID, file: part.resource, range: ByteRange(0, 1),
-                                              readAhead: 256 << 10, deadline: .now + readTimeout) { result in
-            switch result {
-            case .success: open()
-            case .failure: reply.fail(.ioError)
-            }
-        }
+        let cancellation = ReadCancellation()
         reply.request.onInterrupt {
-            ticket.cancel()
+            cancellation.cancel()
             reply.fail(.interrupted)
+        }
+        library.whenStarted(itemID: itemID, key: part.resource, cancellation: cancellation) { started in
+            if started { open() } else { reply.fail(.ioError) }
         }
     }
 
@@ -207,10 +198,8 @@ final class HLSFiles: Sendable {
         // Only listed while cached; an eviction invalidates it. Not for a player, whose reads
         // must reach the mount (docs/playback.md).
         answer.keepCache = readerClass != .player
-        let open = OpenFile(itemID: itemID, fileNumber: 0, key: TreeItemFile.joinedKey, size: joined.size, path: "",
-                            joined: joined, playbackOffset: 0, readerClass: readerClass,
-                            playback: readerClass == .player ? reader.startPlayback(itemID: itemID, size: joined.size) : nil)
-        return .success(reader.register(open, answer: answer))
+        let playback = library.startPlayback(itemID: itemID, size: joined.size, readerClass: readerClass)
+        return .success(reader.register(.joined(joined, playback), itemID: itemID, answer: answer))
     }
 
 }

@@ -22,7 +22,7 @@ final class HLSJoinedFile: Sendable {
     private let descriptors = Mutex<[String: Int32]>([:])  // protected: cache files opened so far (leaf lock)
 
     /// The layout of `stream` from the sizes of its cache files; nil while any is unknown.
-    init?(stream: HLSStream, byteSource: any ItemByteSource, sizeOf: (CacheFileKey) -> Int64?) {
+    init?(stream: HLSStream, library: LibraryReader) {
         var pieces: [Piece] = []
         var offset: Int64 = 0
         let ordered = stream.mainParts.map { stream.parts[$0] }
@@ -31,10 +31,10 @@ final class HLSJoinedFile: Sendable {
             if let slice = part.range {
                 range = slice
             } else {
-                guard let size = sizeOf(part.resource) else { return nil }
+                guard let size = library.knownSize(itemID: stream.itemID, key: part.resource) else { return nil }
                 range = 0..<size
             }
-            pieces.append(Piece(resource: part.resource, path: byteSource.cacheFilePath(itemID: stream.itemID, file: part.resource),
+            pieces.append(Piece(resource: part.resource, path: library.cacheFilePath(itemID: stream.itemID, key: part.resource),
                                 cacheRange: range, start: offset))
             offset += Int64(range.count)
         }
@@ -48,7 +48,7 @@ final class HLSJoinedFile: Sendable {
     }
 
     /// Bytes `range` of the joined file (cut at its end), copied from the pieces it spans.
-    func read(_ range: Range<Int64>, byteSource: any ItemByteSource) -> Result<[UInt8], Errno> {
+    func read(_ range: Range<Int64>, library: LibraryReader) -> Result<[UInt8], Errno> {
         let wanted = range.lowerBound..<min(range.upperBound, size)
         guard !wanted.isEmpty else { return .success([]) }
         var bytes = [UInt8](repeating: 0, count: Int(wanted.count))
@@ -62,7 +62,7 @@ final class HLSJoinedFile: Sendable {
             let count = min(Int64(bytes.count - filled), Int64(piece.cacheRange.count) - inPiece)
             let cacheStart = piece.cacheRange.lowerBound + inPiece
             guard count > 0 else { index += 1; continue }
-            guard byteSource.isAvailable(itemID: itemID, file: piece.resource, range: ByteRange(cacheStart, cacheStart + count)),
+            guard library.isAvailable(itemID: itemID, key: piece.resource, range: ByteRange(cacheStart, cacheStart + count)),
                   let fd = descriptor(piece.path) else { return .failure(.ioError) }
             let got = bytes.withUnsafeMutableBytes { buffer in
                 pread(fd, buffer.baseAddress! + filled, Int(count), off_t(cacheStart))

@@ -61,7 +61,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     ///   - library: what the mount shows, as the engine reads it: a view, not the `Library`,
     ///     so nothing here can reach the store itself.
     ///   - hls: the engine's HLS renditions; without it HLS items list but cannot be read.
-    public init(library: LibraryView, byteSource: any ItemByteSource, actions: any MountActions,
+    public init(library: LibraryView, fetcher: RangeFetcher, actions: any MountActions,
                 performer: any CommandPerformer, options: MountOptions, hls hlsStreams: HLSStreams? = nil,
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
         self.logger = logger
@@ -73,14 +73,15 @@ public final class OfflineFileSystem: FileSystemOperations {
         events = EventsFile(view: view)
         let refresh = RefreshBox()
         control = ControlFile(performer: performer, view: view, logger: logger) { refresh.run() }
-        let hls = HLSFiles(streams: hlsStreams, byteSource: byteSource, view: view,
+        let reading = LibraryReader(fetcher: fetcher, view: view, readTimeout: options.readTimeout, logger: logger)
+        let hls = HLSFiles(streams: hlsStreams, library: reading, view: view,
                            readTimeout: options.readTimeout, clock: clock, logger: logger)
         self.hls = hls
         self.hlsStreams = hlsStreams
         tree = MountTree(view: view, uid: getuid(), gid: getgid(), clock: clock, logger: logger,
                          joinedExtension: { hls.joinedExtension(itemID: $0) })
-        reader = ItemReader(byteSource: byteSource, view: view, actions: actions,
-                            errnos: ErrnoTable(logger: logger), readTimeout: options.readTimeout, clock: clock, logger: logger)
+        reader = ItemReader(library: reading, view: view, actions: actions, errnos: ErrnoTable(logger: logger),
+                            clock: clock, logger: logger)
         classifier = ReaderClassifier(classes: options.programClasses)
         refresh.set { [weak self] in self?.refreshNow() }
     }
@@ -105,7 +106,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         let cacheFolder = cacheFolder ?? DesktopThumbnailCache.defaultFolder()
         let thumbnails = DesktopThumbnails(
             mountpoint: mountpoint, cacheFolder: cacheFolder,
-            thumbnail: { itemID in reader.wholeSideFile(itemID: itemID, key: "thumbnail") },
+            thumbnail: { itemID in reader.library.wholeSideFile(itemID: itemID, key: "thumbnail") },
             enabled: { view.thumbnailCacheEnabled() }, logger: logger)
         desktopThumbnails.withLock { $0 = thumbnails }
     }
@@ -185,8 +186,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         if case .hidden(let hidden)? = NodeID(inode: inode) {
             return reply.succeed(bytes: readHidden(hidden, handle: file.handle, offset: offset, size: size))
         }
-        guard let open = reader.openFile(file.handle) else { return reply.fail(.badFileDescriptor) }
-        reader.read(open, size: size, offset: offset, reply: reply)
+        reader.read(handle: file.handle, size: size, offset: offset, reply: reply)
     }
 
     public func write(inode: UInt64, data: [UInt8], offset: Int64, file: FileInfo, reply: Reply<Int>) {
@@ -227,7 +227,7 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     /// A listing is often followed by a read of one of its items (a file manager shows a
     /// folder, its user plays a file): the engine may open a connection to their origin now
-    /// (`ItemByteSource.expectReads`). A few of the first media files are enough, since a
+    /// (`RangeFetcher.expectReads`). A few of the first media files are enough, since a
     /// folder's items mostly share an origin.
     private func expectReads(in folder: TreeFolder) {
         var itemIDs: [Int64] = []
@@ -236,7 +236,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             itemIDs.append(itemID)
             if itemIDs.count == 4 { break }
         }
-        if !itemIDs.isEmpty { reader.expectReads(itemIDs: itemIDs) }
+        if !itemIDs.isEmpty { reader.library.expectReads(itemIDs: itemIDs) }
     }
 
     public func readdir(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<[DirectoryEntry]>) {
@@ -352,7 +352,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             } else if file > 0 {
                 // The cache file's, once it is all there; else what the catalog or sync said.
                 // An `.nfo` has no cache file: the tree holds its size.
-                let cached = key == TreeItemFile.sidecarKey ? nil : reader.sideFileSize(itemID: item.id, key: key)
+                let cached = key == TreeItemFile.sidecarKey ? nil : reader.library.sideFileSize(itemID: item.id, key: key)
                 size = cached ?? item.files[file].size.map { Int64($0) }
             }
         }
@@ -404,8 +404,7 @@ public final class OfflineFileSystem: FileSystemOperations {
                                                                                       sourceID: sourceID)) else {
                 return .failure(.noSuchFileOrDirectory)
             }
-            return .success(OpenAnswer(file: reader.openMemory(Array(bytes), itemID: -sourceID, fileNumber: 1, key: "artwork",
-                                                               file: file)))
+            return .success(OpenAnswer(file: reader.openMemory(Array(bytes), itemID: -sourceID, file: file)))
         }
         guard let (item, number) = snapshot.itemFile(inode) else {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)

@@ -44,7 +44,7 @@ struct MountRunner {
             let raised = limit.now > limit.before ? " (raised from \(limit.before))" : ""
             logger.info("open-file limit \(limit.now)\(raised)")
         }
-        let fileSystem = OfflineFileSystem(library: opened.view, byteSource: engine.transfers.fetcher,
+        let fileSystem = OfflineFileSystem(library: opened.view, fetcher: engine.transfers.fetcher,
                                            actions: EngineActions(commands: engine.commands),
                                            performer: engine.commands, options: mountOptions, hls: engine.transfers.hls,
                                            logger: logger)

@@ -6,7 +6,7 @@ import OfflineTestSupport
 import Testing
 
 /// Readers answered from the bytes as they arrive, before the cache file holds them
-/// (`ItemByteSource.whenAvailable(…bytes:completion:)`).
+/// (`RangeFetcher.whenAvailable(…bytes:completion:)`).
 @Suite struct BytesFromMemoryTests {
     /// What one wait ended with: the bytes handed from memory, or the completion's result.
     private enum Answer {

@@ -6,7 +6,7 @@ import OfflineTestSupport
 import Testing
 
 /// A listed folder opens a connection to its items' origin ahead of the first read
-/// (`ItemByteSource.expectReads`, `ConnectionWarmer`).
+/// (`RangeFetcher.expectReads`, `ConnectionWarmer`).
 @Suite struct ConnectionWarmTests {
     @Test func aListedItemsFirstReadGoesOutOnTheConnectionTheListingOpened() throws {
         let fixture = try TransferFixture()

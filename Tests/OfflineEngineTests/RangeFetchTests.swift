@@ -5,7 +5,7 @@ import OfflineStore
 import OfflineTestSupport
 import Testing
 
-/// The range fetch API the mount reads through (`ItemByteSource`).
+/// The range fetch API the mount reads through (`RangeFetcher`, read by `LibraryReader`).
 @Suite struct RangeFetchTests {
     @Test func overlappingConcurrentRequestsShareOneTransfer() throws {
         let fixture = try TransferFixture()

@@ -79,7 +79,7 @@ final class TransferFixture: @unchecked Sendable {
         engine.downloader.download(itemID: item.id)
     }
 
-    /// Waits (blocking, bounded) for bytes through the `ItemByteSource` interface.
+    /// Waits (blocking, bounded) for bytes through `RangeFetcher.whenAvailable`.
     func fetch(_ item: Item, _ range: Range<Int64>, readAhead: Int64 = 0,
                timeout: Duration = .seconds(10)) -> Result<Void, FetchError> {
         let done = DispatchSemaphore(value: 0)

@@ -101,7 +101,7 @@ final class CachedFile: Sendable {
     }
 
     /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of
-    /// `range` once they have all arrived, written or not (`ItemByteSource`); starts fetches as needed.
+    /// `range` once they have all arrived, written or not (`RangeFetcher.whenAvailable`); starts fetches as needed.
     func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?, mayStream: Bool = true,
                  bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {

@@ -55,7 +55,7 @@ struct Waiter: Sendable {
     /// Whether a fetch started for this waiter may stream (ask for the rest of the file) when
     /// it wants `streamBytes` or more; false asks the origin for exactly what it wants.
     var mayStream = true
-    /// Takes the bytes from memory instead of `completion` (`ItemByteSource`), if set: called
+    /// Takes the bytes from memory instead of `completion` (`RangeFetcher.whenAvailable`), if set: called
     /// as soon as all of them have arrived, before they are in the file.
     var bytes: (@Sendable (BytesInMemory) -> Void)?
     var completion: @Sendable (Result<Void, FetchError>) -> Void

@@ -3,7 +3,7 @@ import Synchronization
 
 /// One player's open of an item's media: its reads start the licence play clock and say
 /// where the player is; its end records the resume point and the watched mark
-/// (`PlayTracker`). Made by `ItemByteSource.startPlayback`, fed by the front end's reads,
+/// (`PlayTracker`). Made by `RangeFetcher.startPlayback`, fed by the front end's reads,
 /// ended at the open's last close.
 public final class PlaybackSession: Sendable {
     public let itemID: Int64

@@ -11,7 +11,7 @@ public struct FetchSettings: Sendable {
     /// A wanted byte further than this ahead of a running transfer's position gets a
     /// transfer of its own (a seek) instead of waiting for the running one to get there.
     public var nearBytes: Int64
-    /// What a reader's open fetches before its first read (`ItemByteSource.startFirstWindow`):
+    /// What a reader's open fetches before its first read (`RangeFetcher.startFirstWindow`):
     /// the kernel's first read of a file (its 128 KiB read-ahead), so that the first read
     /// joins the transfer the open started instead of starting another. No more: a program
     /// that reads the start of each file and stops (`head`, a script) keeps 128 KiB of each.
@@ -38,7 +38,7 @@ public struct FetchSettings: Sendable {
     /// origins close idle connections too, after a minute or so.
     public var pausedFetchLimit: Duration
     /// After a folder of uncached items is listed, a connection to their origin is opened
-    /// ahead of a read (`ItemByteSource.expectReads`), at most once per origin in this
+    /// ahead of a read (`RangeFetcher.expectReads`), at most once per origin in this
     /// interval; nil: never.
     public var connectionWarmInterval: Duration?
     /// Files nobody reads or fetches whose state (and descriptors) stay for a quick return;

@@ -17,7 +17,7 @@ import Synchronization
 /// Lock order: `files` → `sideFileLinks` → `CachedFile`'s locks; `files` → `readers`,
 /// `MediaOriginIndex`'s (leaves).
 /// Nothing is called back under `files`.
-public final class RangeFetcher: ItemByteSource {
+public final class RangeFetcher: Sendable {
     public let cacheFolder: URL
     private let cacheFolderPath: String
     private let loop: TransferLoop
@@ -121,32 +121,33 @@ public final class RangeFetcher: ItemByteSource {
         flusher.stop()
     }
 
-    // MARK: - ItemByteSource
+    // MARK: - Reading (`LibraryReader`)
 
+    /// The sparse cache file that holds (or will hold) the file's bytes.
     public func cacheFilePath(itemID: Int64, file: CacheFileKey) -> String {
         CacheLayout.filePath(cacheFolderPath: cacheFolderPath, itemID: itemID, file: file)
     }
 
+    /// True when every byte of `range` can be read from the cache file now. Memory only.
     public func isAvailable(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
         guard let cached = try? cachedFile(itemID: itemID, key: file) else { return false }
         return cached.isAvailable(range.start..<range.end)
     }
 
+    /// Calls `completion` once `range` can be read from the cache file (possibly before its
+    /// bytes are flushed), or with an error when they cannot be had by `deadline`; fetches
+    /// what is missing, and `readAhead` more bytes in the same transfer (sequential readers).
+    ///
+    /// With `bytes`: when all of `range` (cut at the end of the file) has arrived and is
+    /// still in memory, `bytes` gets it instead, in the file yet or not, and `completion` is
+    /// not called. A reader at the edge of a stream then never makes the engine write a
+    /// part-filled block early. Exactly one of the two runs, once, on an engine thread (the
+    /// transfer's own: a long task belongs elsewhere). Never blocks the caller.
     @discardableResult
     public func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
         deadline: ContinuousClock.Instant,
-        completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
-    ) -> any FetchTicket {
-        whenAvailable(itemID: itemID, file: file, range: range, readAhead: readAhead, deadline: deadline, bytes: nil,
-                      completion: completion)
-    }
-
-    @discardableResult
-    public func whenAvailable(
-        itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
-        deadline: ContinuousClock.Instant,
-        bytes: (@Sendable (BytesInMemory) -> Void)?,
+        bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
         if CacheLayout.isSideFile(file) { claimArrivedSideFiles(besides: itemID) }
@@ -162,10 +163,16 @@ public final class RangeFetcher: ItemByteSource {
         return Ticket(file: cached, waiterID: id)
     }
 
+    /// The bytes of `range` if they are all still in memory (they arrived moments ago; the
+    /// file's copy may be on the disk only, written past the page cache), else nil.
     public func bytesInMemory(itemID: Int64, file: CacheFileKey, range: ByteRange) -> BytesInMemory? {
         files.withLock { $0.peek(FileID(itemID: itemID, key: file)) }?.bytesInMemory(range.start..<range.end)
     }
 
+    /// True when every byte of `range` is in the cache file, after writing out those that
+    /// have all arrived but still wait in memory (a file just streamed in whole: an open that
+    /// would hand the file to the kernel waits the few milliseconds that takes). May block on
+    /// local disk writes, never on the network.
     public func isWhole(itemID: Int64, file: CacheFileKey, range: ByteRange) -> Bool {
         guard let cached = try? cachedFile(itemID: itemID, key: file) else { return false }
         let bytes = range.start..<range.end
@@ -175,6 +182,9 @@ public final class RangeFetcher: ItemByteSource {
         return cached.isAvailable(bytes)
     }
 
+    /// A reader opened the file and will most likely read its start next (players, `file`,
+    /// `cat` all do): its first bytes are fetched now, while the open is answered. Never
+    /// waits on the network; a failure shows at the read that needs the bytes.
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
         if CacheLayout.isSideFile(file) { claimArrivedSideFiles(besides: itemID) }
         guard let cached = try? cachedFile(itemID: itemID, key: file) else { return }
@@ -187,6 +197,10 @@ public final class RangeFetcher: ItemByteSource {
         _ = cached.request(window, readAhead: 0, deadline: nil, mayStream: false) { _ in }
     }
 
+    /// A folder holding these items was listed, and a program may read one of them next: a
+    /// connection to the origin of their media is opened soon, at most once per origin in a
+    /// while, so that the first read does not wait for one. Returns at once; items already
+    /// cached or being read count for nothing.
     public func expectReads(itemIDs: [Int64]) {
         guard warmer != nil, mediaOrigins != nil else { return }
         // Not before the warm-up, which reads the origins of uncached media: a mount's first
@@ -216,10 +230,13 @@ public final class RangeFetcher: ItemByteSource {
     /// Connection warm-ups that have ended (tests).
     var connectionWarmUpsFinished: Int { warmer?.finishedCount ?? 0 }
 
+    /// The file's size once the origin has told it (possibly before every byte is here).
     public func knownSize(itemID: Int64, file: CacheFileKey) -> Int64? {
         (try? cachedFile(itemID: itemID, key: file))?.progress.total
     }
 
+    /// A reader opened / closed the item: an open item is locked against eviction, and its
+    /// last close stops the fetches nobody else wants.
     public func readerOpened(itemID: Int64) {
         readers.withLock { $0.counts[itemID, default: 0] += 1 }
     }
@@ -239,6 +256,9 @@ public final class RangeFetcher: ItemByteSource {
         if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
     }
 
+    /// A player opened the item's media (`size` bytes; nil for a piece of an HLS stream): the
+    /// session is told its reads and ended at the last close (docs/playback.md). Nil: nobody
+    /// tracks playback.
     public func startPlayback(itemID: Int64, size: Int64?) -> PlaybackSession? {
         playbackStarter.withLock { $0 }?(itemID, size)
     }

@@ -3,7 +3,7 @@ import OfflineHTTP
 import OfflineStore
 
 /// The transfer machinery of one library, wired together: the curl loop thread, the range
-/// fetcher (the `ItemByteSource` front ends read through) and the whole-item downloader.
+/// fetcher (what `LibraryReader` reads through) and the whole-item downloader.
 public final class TransferEngine: Sendable {
     public let loop: TransferLoop
     public let fetcher: RangeFetcher

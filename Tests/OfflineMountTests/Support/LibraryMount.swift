@@ -223,7 +223,7 @@ final class DirectMount: LibraryMount {
     init(_ fixture: LibraryFixture, options: [String] = []) throws {
         let mountOptions = try MountOptions.parse(options)
         engine = try Engine(library: fixture.library)
-        fileSystem = OfflineFileSystem(library: fixture.library.view, byteSource: engine.transfers.fetcher,
+        fileSystem = OfflineFileSystem(library: fixture.library.view, fetcher: engine.transfers.fetcher,
                                        actions: EngineActions(commands: engine.commands), performer: engine.commands,
                                        options: mountOptions, hls: engine.transfers.hls,
                                        logger: Logger(label: "offlinefs-direct"))

@@ -1,0 +1,258 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// What answers one read of an open item file.
+public enum ReadAnswer: Sendable {
+    /// These bytes (short at the end of a file whose size was not known; empty at its end).
+    case bytes([UInt8])
+    /// Bytes still in memory: they arrived moments ago.
+    case memory(BytesInMemory)
+    /// A region of the cache file, to splice or copy from. It keeps the descriptor open.
+    case cacheFile(CacheFileRegion)
+    case failure(FetchError)
+}
+
+/// `count` bytes of a cache file from `offset`: the descriptor stays open while the region
+/// is held, whatever the reader's close does meanwhile.
+public struct CacheFileRegion: Sendable {
+    public let descriptor: Int32
+    public let offset: Int64
+    public let count: Int
+    let owner: ItemFileReader
+}
+
+/// Lets a read's caller stop waiting (a FUSE interrupt): the read is then answered
+/// `.failure(.cancelled)` unless it was answered before. Handed out before the bytes are
+/// asked for, so an interrupt that comes first is not lost.
+public final class ReadCancellation: Sendable {
+    private struct State {
+        var cancelled = false
+        var onCancel: (@Sendable () -> Void)?
+    }
+    private let state = Mutex(State())  // leaf lock
+
+    public init() {}
+
+    public func cancel() {
+        let onCancel = state.withLock { state -> (@Sendable () -> Void)? in
+            state.cancelled = true
+            defer { state.onCancel = nil }
+            return state.onCancel
+        }
+        onCancel?()
+    }
+
+    /// What `cancel` does; at once if it came already.
+    func attach(_ onCancel: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if !state.cancelled { state.onCancel = onCancel }
+            return state.cancelled
+        }
+        if now { onCancel() }
+    }
+}
+
+/// One open item file (media, side file, HLS part): the engine's side of a reader. A read
+/// asks it for a range and gets exactly one `ReadAnswer`: bytes now, a cache-file region, or
+/// later, once the bytes arrive (or a failure by the read bound). Read-ahead and prefetch
+/// (`ReadPattern`), the playback a player's reads are, the scanner limit and the move of a
+/// large answer off the transfer thread all live here.
+public final class ItemFileReader: Sendable {
+    public let itemID: Int64
+    public let key: CacheFileKey
+    /// Where reads are cut; nil for a side file whose size is not known yet.
+    public let size: Int64?
+    public let readerClass: ReaderClass
+    /// Where byte 0 is in the cache file (an HLS part that is a byte range of its URL).
+    let baseOffset: Int64
+    /// Offset of byte 0 in the item's media, for `playback`.
+    let playbackOffset: Int64
+    let playback: PlaybackSession?
+    /// The uncached bytes a scanner may have (policy `scanner-reads`); nil: no limit.
+    let scannerReads: ScannerReads?
+    /// Whether this open counts as an open of the item (no eviction meanwhile).
+    let locksItem: Bool
+    private let reading: LibraryReader
+    private let path: String
+    private let pattern: Mutex<ReadPattern>  // leaf lock
+    /// The last prefetches asked for, cancelled at close (older ones have their bytes by
+    /// then: prefetches run in order).
+    private let prefetches = Mutex<[any FetchTicket]>([])  // leaf lock
+    private let descriptor = Mutex<Int32>(-1)  // the cache file, opened at first use (leaf lock)
+
+    init(reading: LibraryReader, itemID: Int64, key: CacheFileKey, size: Int64?, baseOffset: Int64 = 0,
+         playbackOffset: Int64 = 0, readerClass: ReaderClass, playback: PlaybackSession?, scannerReads: ScannerReads?,
+         locksItem: Bool) {
+        self.reading = reading
+        self.itemID = itemID
+        self.key = key
+        self.size = size
+        self.baseOffset = baseOffset
+        self.playbackOffset = playbackOffset
+        self.readerClass = readerClass
+        self.playback = playback
+        self.scannerReads = scannerReads
+        self.locksItem = locksItem
+        path = reading.fetcher.cacheFilePath(itemID: itemID, file: key)
+        pattern = Mutex(ReadPattern(readerClass: readerClass, size: size))
+        if locksItem { reading.fetcher.readerOpened(itemID: itemID) }
+    }
+
+    deinit {
+        let fd = descriptor.withLock { $0 }
+        if fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// The last close: prefetches stop, a playback ends, and the item's fetches nobody else
+    /// wants stop with its last reader.
+    public func close() {
+        for ticket in prefetches.withLock({ $0 }) { ticket.cancel() }
+        playback?.end()
+        if locksItem { reading.fetcher.readerClosed(itemID: itemID) }
+    }
+
+    /// Fetches the first bytes now, before the first read asks (`RangeFetcher.startFirstWindow`):
+    /// for programs that read the start next. Not for those that read pieces.
+    public func startFirstWindow() {
+        guard !readerClass.readsPieces else { return }
+        reading.fetcher.startFirstWindow(itemID: itemID, file: key)
+    }
+
+    /// Reads `count` bytes from `offset`; `answer` runs exactly once, on this thread or an
+    /// engine thread where a large copy is fine. A read that must wait for bytes calls
+    /// `onWait` first, with what cancels it (a FUSE interrupt).
+    public func read(offset: Int64, count: Int, onWait: ((ReadCancellation) -> Void)? = nil,
+                     answer: @escaping @Sendable (ReadAnswer) -> Void) {
+        let wanted = offset + Int64(count)
+        let end = size.map { min(wanted, $0) } ?? wanted
+        guard offset < end else { return answer(.bytes([])) }
+        // Only a player's reads are playback: a backup, `file` or a thumbnailer must not start
+        // a rental's play clock or move a resume point.
+        playback?.read(offset: playbackOffset + offset, length: end - offset)
+        let fetcher = reading.fetcher
+        let range = ByteRange(baseOffset + offset, baseOffset + end)
+        // Opened before its size was known (`direct_io`): a read past the end the engine has
+        // learned since is the end of file.
+        if size == nil, let known = fetcher.knownSize(itemID: itemID, file: key), range.start >= known {
+            return answer(.bytes([]))
+        }
+        let readAhead = pattern.withLock { $0.read(offset: offset, end: end) }
+        defer { prefetch(end: end, readAhead: readAhead) }
+        if let bytes = available(range) { return answer(bytes) }
+        // A thumbnailer or an indexer gets the uncached bytes `scanner-reads` allows, and an
+        // error at once for the rest (it then describes the file from what it has).
+        if let limit = scannerReads, !limit.allows(offset..<end, size: size) {
+            return answer(.failure(FetchError(.unavailable, "beyond what policy scanner-reads allows a scanner")))
+        }
+        let cancellation = ReadCancellation()
+        onWait?(cancellation)
+        waitFor(range, readAhead: readAhead, cancellation: cancellation, answer: answer)
+    }
+
+    /// The bytes of `range` if they can be answered now: from memory while they are still
+    /// there (the file's copy may be on the disk only, written past the page cache), else
+    /// from the cache file.
+    private func available(_ range: ByteRange) -> ReadAnswer? {
+        if let inMemory = reading.fetcher.bytesInMemory(itemID: itemID, file: key, range: range) { return .memory(inMemory) }
+        guard reading.fetcher.isAvailable(itemID: itemID, file: key, range: range) else { return nil }
+        return fromCacheFile(range)
+    }
+
+    /// Asks the fetcher for missing bytes; whichever of their arrival, a cancel and the
+    /// backstop comes first answers.
+    private func waitFor(_ range: ByteRange, readAhead: Int64, cancellation: ReadCancellation,
+                         answer: @escaping @Sendable (ReadAnswer) -> Void) {
+        let once = AnswerOnce(answer)
+        let large = range.count >= LibraryReader.largeAnswer
+        let replies = reading.replies
+        // The fetcher calls back on its transfer thread: a large answer (a copy of up to
+        // 1 MiB into the kernel) there would hold up every transfer.
+        let deliver: @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void = { make in
+            if large { replies.async { once(make()) } } else { once(make()) }
+        }
+        let ticket = reading.fetcher.whenAvailable(
+            itemID: itemID, file: key, range: range, readAhead: readAhead, deadline: .now + reading.readTimeout,
+            // Once all of them have arrived, before they are in the cache file.
+            bytes: { bytes in deliver { .memory(bytes) } },
+            completion: { [self] result in
+                switch result {
+                case .success: deliver { self.available(range) ?? self.fromCacheFile(range) }
+                case .failure(let error): once(.failure(error))
+                }
+            })
+        cancellation.attach {
+            ticket.cancel()
+            once(.failure(FetchError(.cancelled, "the reader stopped waiting")))
+        }
+        guard !once.isDone else { return }
+        // The fetcher promises an answer by the deadline; a read must never hang even if it
+        // does not keep that promise. The item's id only: the timer must not hold the file.
+        let (seconds, attoseconds) = (reading.readTimeout + .milliseconds(500)).components
+        DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18) {
+            [logger = reading.logger, itemID] in
+            guard !once.isDone else { return }
+            ticket.cancel()
+            once(.failure(FetchError(.timedOut, "not answered within the read bound", reason: .timeout)))
+            logger.warning("read of item \(itemID) \(range) not answered by the engine within the bound; answered EIO")
+        }
+    }
+
+    /// Asks early for the bytes a sequential reader will want next (`ReadPattern.prefetch`).
+    /// Nobody waits on them: a failure shows at the read that needs them.
+    private func prefetch(end: Int64, readAhead: Int64) {
+        guard let next = pattern.withLock({ $0.prefetch(end: end, readAhead: readAhead) }) else { return }
+        let range = ByteRange(baseOffset + next.lowerBound, baseOffset + next.upperBound)
+        let fetcher = reading.fetcher
+        guard !fetcher.isAvailable(itemID: itemID, file: key, range: range) else { return }
+        // Done once the bytes have arrived (`bytes`), in the file yet or not: a prefetch must
+        // not make the engine write a part-filled block early.
+        let ticket = fetcher.whenAvailable(itemID: itemID, file: key, range: range, readAhead: 0,
+                                           deadline: .now + reading.readTimeout, bytes: { _ in }, completion: { _ in })
+        prefetches.withLock { tickets in
+            tickets.append(ticket)
+            if tickets.count > 2 { tickets.removeFirst() }
+        }
+    }
+
+    /// The region of the cache file when the size is known (a page-cache read must be
+    /// answered in full), else the bytes copied, short at the end (`direct_io`).
+    private func fromCacheFile(_ range: ByteRange) -> ReadAnswer {
+        let fd = descriptor.withLock { fd in
+            if fd < 0 { fd = open(path, O_RDONLY | O_CLOEXEC) }
+            return fd
+        }
+        guard fd >= 0 else {
+            let code = errno
+            let shortage = code == EMFILE || code == ENFILE
+            return .failure(FetchError(.cacheWriteFailed, "cannot open \(path): \(String(cString: strerror(code)))",
+                                       reason: shortage ? .outOfDescriptors : nil))
+        }
+        if size != nil { return .cacheFile(CacheFileRegion(descriptor: fd, offset: range.start, count: Int(range.count), owner: self)) }
+        var buffer = [UInt8](repeating: 0, count: Int(range.count))
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(range.start)) }
+        guard count >= 0 else {
+            return .failure(FetchError(.cacheWriteFailed, "cannot read \(path): \(String(cString: strerror(errno)))"))
+        }
+        buffer.removeLast(buffer.count - count)
+        return .bytes(buffer)
+    }
+}
+
+/// Calls its answer once; later calls do nothing.
+private final class AnswerOnce: Sendable {
+    private let answer: @Sendable (ReadAnswer) -> Void
+    private let done = Atomic<Bool>(false)
+
+    init(_ answer: @escaping @Sendable (ReadAnswer) -> Void) {
+        self.answer = answer
+    }
+
+    var isDone: Bool { done.load(ordering: .acquiring) }
+
+    func callAsFunction(_ value: ReadAnswer) {
+        guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        answer(value)
+    }
+}
