@@ -160,7 +160,8 @@ let package = Package(
         ),
         // OfflineStore: the crash test inspects the range map a killed engine left behind.
         // OfflineFeeds: catalogs parsed as a sync parses them.
-        .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineStore", "OfflineFeeds", "OfflineTestSupport", "OfflineHTTP"],
+        .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineStore", "OfflineFeeds", "OfflineTestSupport", "OfflineHTTP",
+                                                          .product(name: "Logging", package: "swift-log")],
                     swiftSettings: swiftSettings),
         .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
         .testTarget(

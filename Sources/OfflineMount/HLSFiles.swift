@@ -122,7 +122,7 @@ final class HLSFiles: Sendable {
     // MARK: - Open
 
     /// Opens an HLS item's playlist; resolves the rendition first when none is chosen.
-    func openPlaylist(item: TreeItem, file: FileInfo, reader: ItemReader, reply: Reply<FileInfo>) {
+    func openPlaylist(item: TreeItem, file: FileInfo, openFiles: OpenFiles, reply: Reply<FileInfo>) {
         if item.licenceHasExpired(at: clock()) { return reply.fail(.keyExpired) }
         guard let streams else { return reply.fail(.ioError) }
         let finish: @Sendable (Result<HLSStream, HLSFailure>) -> Void = { [self] result in
@@ -135,7 +135,7 @@ final class HLSFiles: Sendable {
                 guard let bytes = playlist(itemID: item.id) else { return reply.fail(.ioError) }
                 var answer = file
                 answer.directIO = true  // its size changes when a rendition is chosen
-                reply.succeed(reader.register(.memory(bytes), itemID: item.id, answer: answer))
+                reply.succeed(openFiles.register(.memory(bytes), itemID: item.id, answer: answer))
             }
         }
         streams.withStream(itemID: item.id, completion: finish)
@@ -149,7 +149,7 @@ final class HLSFiles: Sendable {
     /// Opens part `index` of an item's stream (a segment, the init segment or the key). A part
     /// whose size the origin has not told yet is opened once its first bytes arrive: players
     /// `fstat` what they open (an MP4 init segment of size 0 does not parse).
-    func openPart(item: TreeItem, index: Int, file: FileInfo, reader: ItemReader, readerClass: ReaderClass,
+    func openPart(item: TreeItem, index: Int, file: FileInfo, openFiles: OpenFiles, readerClass: ReaderClass,
                   reply: Reply<FileInfo>) {
         // Keys and segments alike: nothing of an expired item opens.
         if item.licenceHasExpired(at: clock()) { return reply.fail(.keyExpired) }
@@ -161,11 +161,11 @@ final class HLSFiles: Sendable {
         answer.directIO = true
         if part.kind == .key, let key = try? view.hlsKey(itemID: itemID) {
             // The licence server's key (or the playlist's, kept with the licence).
-            return reply.succeed(reader.register(.memory(Array(key)), itemID: itemID, answer: answer))
+            return reply.succeed(openFiles.register(.memory(Array(key)), itemID: itemID, answer: answer))
         }
         if case .playlist(let track) = part.kind {
             let bytes = stream.trackPlaylists[track]
-            return reply.succeed(reader.register(.memory(bytes), itemID: itemID, answer: answer))
+            return reply.succeed(openFiles.register(.memory(bytes), itemID: itemID, answer: answer))
         }
         var playback: Int64?
         if case .segment(0, let number) = part.kind {
@@ -176,7 +176,7 @@ final class HLSFiles: Sendable {
             let partReader = library.openPart(itemID: itemID, key: part.resource, size: size(of: part, itemID: itemID),
                                               baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback,
                                               playbackSize: nil, readerClass: readerClass)
-            reply.succeed(reader.register(.item(partReader), itemID: itemID, answer: answer))
+            reply.succeed(openFiles.register(.item(partReader), itemID: itemID, answer: answer))
         }
         if size(of: part, itemID: itemID) != nil { return open() }
         let cancellation = ReadCancellation()
@@ -190,7 +190,7 @@ final class HLSFiles: Sendable {
     }
 
     /// Opens the one-file view of a cached stream.
-    func openJoined(item: TreeItem, file: FileInfo, reader: ItemReader, readerClass: ReaderClass) -> Result<FileInfo, Errno> {
+    func openJoined(item: TreeItem, file: FileInfo, openFiles: OpenFiles, readerClass: ReaderClass) -> Result<FileInfo, Errno> {
         if item.licenceHasExpired(at: clock()) { return .failure(.keyExpired) }
         let itemID = item.id
         guard let joined = joinedFile(itemID: itemID) else { return .failure(.ioError) }
@@ -199,7 +199,7 @@ final class HLSFiles: Sendable {
         // must reach the mount (docs/playback.md).
         answer.keepCache = readerClass != .player
         let playback = library.startPlayback(itemID: itemID, size: joined.size, readerClass: readerClass)
-        return .success(reader.register(.joined(joined, playback), itemID: itemID, answer: answer))
+        return .success(openFiles.register(.joined(joined, playback), itemID: itemID, answer: answer))
     }
 
 }

@@ -4,13 +4,13 @@ public import OfflineEngine
 public import OfflineFUSE
 import Synchronization
 
-// Lock order: `directories`, `notifier` and `statusFiles` are leaves; the tree, the reader,
+// Lock order: `directories`, `notifier` and `statusFiles` are leaves; the tree, the open files,
 // the control file and the events file have their own (see their files); no lock is held
 // while replying or while a command runs.
 
 /// The mount's kernel-facing layer: one thin method per FUSE operation, each calling a helper
 /// that returns a value or an `Errno`, then sending exactly one reply. Listings and attributes
-/// come from the in-memory `MountTree`; bytes from `ItemReader` (through the engine).
+/// come from the in-memory `MountTree`; bytes from the engine, through `OpenFiles`.
 ///
 /// Refusals (HARDENING test 6; the same for root, which `default_permissions` does not stop):
 /// - `EACCES`: writing media data — open for write or with `O_TRUNC`, `truncate`, `write`,
@@ -32,7 +32,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     let cacheTimeout: Double
 
     public let tree: MountTree
-    let reader: ItemReader
+    let openFiles: OpenFiles
     /// Tells players, scanners and copiers apart at open (`ReaderClassifier`).
     let classifier: ReaderClassifier
     /// HLS playlists, `.hls/<id>/` parts and one-file views (DESIGN §3).
@@ -80,7 +80,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         self.hlsStreams = hlsStreams
         tree = MountTree(view: view, uid: getuid(), gid: getgid(), clock: clock, logger: logger,
                          joinedExtension: { hls.joinedExtension(itemID: $0) })
-        reader = ItemReader(library: reading, view: view, actions: actions, errnos: ErrnoTable(logger: logger),
+        openFiles = OpenFiles(library: reading, view: view, actions: actions, errnos: ErrnoTable(logger: logger),
                             clock: clock, logger: logger)
         classifier = ReaderClassifier(classes: options.programClasses)
         refresh.set { [weak self] in self?.refreshNow() }
@@ -102,11 +102,11 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// `thumbnail-cache`), for `mountpoint`'s paths, into `cacheFolder`
     /// (`DesktopThumbnailCache.defaultFolder()` by default).
     public func enableDesktopThumbnails(mountpoint: String, cacheFolder: String? = nil) {
-        let (reader, view) = (reader, view)
+        let (library, view) = (openFiles.library, view)
         let cacheFolder = cacheFolder ?? DesktopThumbnailCache.defaultFolder()
         let thumbnails = DesktopThumbnails(
             mountpoint: mountpoint, cacheFolder: cacheFolder,
-            thumbnail: { itemID in reader.library.wholeSideFile(itemID: itemID, key: "thumbnail") },
+            thumbnail: { itemID in library.wholeSideFile(itemID: itemID, key: "thumbnail") },
             enabled: { view.thumbnailCacheEnabled() }, logger: logger)
         desktopThumbnails.withLock { $0 = thumbnails }
     }
@@ -117,7 +117,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// - Parameter backingFiles: the session's, for passthrough opens of cached media.
     public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration) {
         self.notifier.withLock { $0 = notifier }
-        if let backingFiles { reader.passthrough.attach(backingFiles) }
+        if let backingFiles { openFiles.passthrough.attach(backingFiles) }
         tree.refresh(force: true)
         events.update()
         tree.startRefreshing(every: refreshInterval) { [weak self] old, new in
@@ -162,13 +162,13 @@ public final class OfflineFileSystem: FileSystemOperations {
         let snapshot = tree.snapshot
         if let (item, number) = snapshot.itemFile(inode), number == 0, item.isHLS, !file.isWritable, file.flags & O_TRUNC == 0 {
             // The playlist may need the engine to choose a rendition first: answered later.
-            return hls.openPlaylist(item: item, file: file, reader: reader, reply: reply)
+            return hls.openPlaylist(item: item, file: file, openFiles: openFiles, reply: reply)
         }
         if case .hlsPart(let itemID, let index)? = NodeID(inode: inode), let item = snapshot.items[itemID],
            !file.isWritable, file.flags & O_TRUNC == 0 {
             // A part whose size is not known yet waits for its first bytes: answered later.
             let readerClass = classifier.classify(threadID: reply.request.context.pid).readerClass
-            return hls.openPart(item: item, index: index, file: file, reader: reader, readerClass: readerClass, reply: reply)
+            return hls.openPart(item: item, index: index, file: file, openFiles: openFiles, readerClass: readerClass, reply: reply)
         }
         switch doOpen(inode: inode, file: file, threadID: reply.request.context.pid) {
         case .success(let answer):
@@ -186,7 +186,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         if case .hidden(let hidden)? = NodeID(inode: inode) {
             return reply.succeed(bytes: readHidden(hidden, handle: file.handle, offset: offset, size: size))
         }
-        reader.read(handle: file.handle, size: size, offset: offset, reply: reply)
+        openFiles.read(handle: file.handle, size: size, offset: offset, reply: reply)
     }
 
     public func write(inode: UInt64, data: [UInt8], offset: Int64, file: FileInfo, reply: Reply<Int>) {
@@ -206,7 +206,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         if case .hidden(let hidden)? = NodeID(inode: inode) {
             releaseHidden(hidden, handle: file.handle)
         } else {
-            reader.release(handle: file.handle)
+            openFiles.release(handle: file.handle)
         }
         reply.succeed()
     }
@@ -236,7 +236,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             itemIDs.append(itemID)
             if itemIDs.count == 4 { break }
         }
-        if !itemIDs.isEmpty { reader.library.expectReads(itemIDs: itemIDs) }
+        if !itemIDs.isEmpty { openFiles.library.expectReads(itemIDs: itemIDs) }
     }
 
     public func readdir(inode: UInt64, size: Int, offset: Int64, file: FileInfo, reply: Reply<[DirectoryEntry]>) {
@@ -352,7 +352,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             } else if file > 0 {
                 // The cache file's, once it is all there; else what the catalog or sync said.
                 // An `.nfo` has no cache file: the tree holds its size.
-                let cached = key == TreeItemFile.sidecarKey ? nil : reader.library.sideFileSize(itemID: item.id, key: key)
+                let cached = key == TreeItemFile.sidecarKey ? nil : openFiles.library.sideFileSize(itemID: item.id, key: key)
                 size = cached ?? item.files[file].size.map { Int64($0) }
             }
         }
@@ -404,7 +404,7 @@ public final class OfflineFileSystem: FileSystemOperations {
                                                                                       sourceID: sourceID)) else {
                 return .failure(.noSuchFileOrDirectory)
             }
-            return .success(OpenAnswer(file: reader.openMemory(Array(bytes), itemID: -sourceID, file: file)))
+            return .success(OpenAnswer(file: openFiles.openMemory(Array(bytes), itemID: -sourceID, file: file)))
         }
         guard let (item, number) = snapshot.itemFile(inode) else {
             return .failure(snapshot.folders[inode] != nil ? .isDirectory : .noSuchFileOrDirectory)
@@ -412,10 +412,10 @@ public final class OfflineFileSystem: FileSystemOperations {
         if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
         let (program, readerClass) = classifier.classify(threadID: threadID)
         if item.files[number].key == TreeItemFile.joinedKey {
-            return hls.openJoined(item: item, file: file, reader: reader, readerClass: readerClass).map { OpenAnswer(file: $0) }
+            return hls.openJoined(item: item, file: file, openFiles: openFiles, readerClass: readerClass).map { OpenAnswer(file: $0) }
         }
         if readerClass != .other { logger.debug("\(program) opens item \(item.id) as a \(readerClass.rawValue)") }
-        return reader.open(item: item, fileNumber: number, file: file, readerClass: readerClass)
+        return openFiles.open(item: item, fileNumber: number, file: file, readerClass: readerClass)
     }
 
     func doOpendir(inode: UInt64, file: FileInfo) -> Result<FileInfo, Errno> {
@@ -461,7 +461,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         guard let child = folder.child(named: name) else { return .failure(.noSuchFileOrDirectory) }
         if child.isDirectory { return .failure(.isDirectory) }
         guard let (item, number) = snapshot.itemFile(child.inode), number == 0 else { return .failure(.notPermitted) }
-        let result = reader.evict(itemID: item.id)
+        let result = openFiles.evict(itemID: item.id)
         if case .success = result {
             // The kernel may hold the item's pages (keep_cache): they are not the cache's any more.
             notifier.withLock { $0 }?.invalidateInode(child.inode)

@@ -28,7 +28,7 @@ enum OpenHandle: Sendable {
 /// The mount's open files: opens turned into engine readers (`LibraryReader`), reads into
 /// one engine call and one reply, and the kernel's side of it: passthrough registration,
 /// page-cache flags, eviction at the last close.
-final class ItemReader: Sendable {
+final class OpenFiles: Sendable {
     let library: LibraryReader
     private let view: LibraryView
     private let actions: any MountActions

@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import OfflineEngine
+import OfflineHTTP
+import OfflineStore
+import OfflineTestSupport
+import Testing
+
+/// The engine's side of an open item file (`LibraryReader`, `ItemFileReader`): a read gets
+/// exactly one answer, whichever way it ends.
+@Suite struct ItemFileReaderTests {
+    private func reading(_ fixture: TransferFixture, readTimeout: Duration = .seconds(10)) -> LibraryReader {
+        LibraryReader(fetcher: fixture.fetcher, view: LibraryView(store: fixture.store), readTimeout: readTimeout,
+                      logger: Logger(label: "test"))
+    }
+
+    /// Reads `count` bytes at `offset`, collecting every answer; waits (bounded) for the first.
+    private func read(_ reader: ItemFileReader, at offset: Int64, count: Int,
+                      onWait: ((ReadCancellation) -> Void)? = nil) -> Box<[ReadAnswer]> {
+        let answers = Box<[ReadAnswer]>([])
+        let answered = DispatchSemaphore(value: 0)
+        reader.read(offset: offset, count: count, onWait: onWait) { answer in
+            answers.value.append(answer)
+            answered.signal()
+        }
+        _ = answered.wait(timeout: .now() + 15)
+        return answers
+    }
+
+    /// The bytes an answer carries (a region is read from its descriptor).
+    private func bytes(of answer: ReadAnswer) -> [UInt8]? {
+        switch answer {
+        case .bytes(let bytes): return bytes
+        case .memory(let inMemory): return inMemory.withBuffers { $0.flatMap { Array($0) } }
+        case .cacheFile(let region):
+            var buffer = [UInt8](repeating: 0, count: region.count)
+            let got = buffer.withUnsafeMutableBytes { pread(region.descriptor, $0.baseAddress, region.count, off_t(region.offset)) }
+            return got == region.count ? buffer : nil
+        case .failure: return nil
+        }
+    }
+
+    @Test func aCachedRangeIsAnsweredAtOnceAsARegionOfTheCacheFileCutAtTheEnd() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 300_000
+        let item = try fixture.addItem("v.mp4", size: size, seed: 5)
+        let download = fixture.download(item)
+        guard download.succeeded else { Issue.record("download: \(download)"); return }
+        let expected = GeneratedBytes(size: size, seed: 5)
+        let open = reading(fixture).openMedia(itemID: item.id, size: size, isCached: true, hasLicenceExpiry: false,
+                                              readerClass: .copier)
+        #expect(open.whole && open.mayBypass && open.pagesStayValid)
+        defer { open.reader.close() }
+
+        // A read inside the file: one answer, a region of the cache file, without waiting.
+        var waited = false
+        let inside = read(open.reader, at: 1_000, count: 65_536, onWait: { _ in waited = true }).value
+        #expect(!waited)
+        guard inside.count == 1, case .cacheFile(let region) = inside[0] else { Issue.record("answers: \(inside)"); return }
+        #expect(region.offset == 1_000 && region.count == 65_536)
+        #expect(bytes(of: inside[0]).map { Data($0) } == expected.bytes(in: 1_000..<66_536))
+
+        // Across the end: cut there. At the end: empty.
+        let across = read(open.reader, at: size - 100, count: 65_536).value
+        #expect(across.count == 1 && bytes(of: across[0])?.count == 100)
+        let atEnd = read(open.reader, at: size, count: 4_096).value
+        guard atEnd.count == 1, case .bytes(let none) = atEnd[0] else { Issue.record("answers: \(atEnd)"); return }
+        #expect(none.isEmpty)
+    }
+
+    @Test func aWaitingReadCancelledIsAnsweredCancelledOnceAndNotAgainWhenTheBytesCome() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 1 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 6)
+        // Given an origin that holds its answer back a while
+        fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 0.5), times: 1)
+        let open = reading(fixture).openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false,
+                                              readerClass: .other)
+        defer { open.reader.close() }
+
+        // When a read that must wait is cancelled (as a FUSE interrupt does) before its bytes come
+        let answers = read(open.reader, at: 0, count: 4_096, onWait: { cancellation in cancellation.cancel() })
+
+        // Then its one answer is the cancel
+        guard answers.value.count == 1, case .failure(let error) = answers.value[0] else {
+            Issue.record("answers: \(answers.value)")
+            return
+        }
+        #expect(error.code == .cancelled)
+        // And once the bytes have come (another reader gets them), it gets no second answer
+        let later = read(open.reader, at: 0, count: 4_096).value
+        #expect(later.count == 1 && bytes(of: later[0]).map { Data($0) } == GeneratedBytes(size: size, seed: 6).bytes(in: 0..<4_096))
+        #expect(answers.value.count == 1)
+    }
+
+    @Test func aScannersReadBeyondItsAllowanceFailsAtOnceWithoutAFetch() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 40 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 7)
+        let open = reading(fixture).openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false,
+                                              readerClass: .scanner)
+        defer { open.reader.close() }
+        // The default allowance (`scanner-reads header`) covers the start of a file, not its middle.
+        let middle = read(open.reader, at: 20 << 20, count: 65_536).value
+        guard middle.count == 1, case .failure(let error) = middle[0] else { Issue.record("answers: \(middle)"); return }
+        #expect(error.code == .unavailable)
+        #expect(fixture.origin.requests(for: "/v.mp4").isEmpty)
+        let start = read(open.reader, at: 0, count: 65_536).value
+        #expect(start.count == 1 && bytes(of: start[0]).map { Data($0) } == GeneratedBytes(size: size, seed: 7).bytes(in: 0..<65_536))
+    }
+}
