@@ -19,7 +19,7 @@ struct StoredCacheFile: Sendable {
 /// The narrow view of the store the range fetcher needs: where an item's bytes come from,
 /// and the durable record of which bytes are on disk and which origin version they are.
 /// Every call blocks (SQLite): call from engine threads only.
-protocol CacheIndex: Sendable {
+protocol CacheIndex: AnyObject, Sendable {
     /// The file's origin and durable state, in one read; nil when the item is unknown or has
     /// no such file to fetch.
     func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile?
@@ -39,10 +39,15 @@ protocol CacheIndex: Sendable {
 }
 
 /// `CacheIndex` over the library store.
-struct StoreCacheIndex: CacheIndex {
+final class StoreCacheIndex: CacheIndex {
     let store: LibraryStore
     /// Where an HLS item's segment, init and key files (`hls.<n>`) come from.
-    var hls: HLSStreams?
+    let hls: HLSStreams?
+
+    init(store: LibraryStore, hls: HLSStreams?) {
+        self.store = store
+        self.hls = hls
+    }
 
     func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile? {
         // One narrow read: this runs on a reader's first open of the file.

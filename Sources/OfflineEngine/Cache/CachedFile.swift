@@ -260,14 +260,25 @@ final class CachedFile: Sendable {
         state.withLock { $0.recentlyFlushed.flatMap { $0 } }
     }
 
-    /// Flushes several files of one library (all through the first file's index: a
-    /// `Flusher` serves one engine's files only): each file's bytes are `fdatasync`ed, then one
-    /// store transaction claims them all (one WAL sync for a batch of small HLS segments
-    /// instead of one each). Every file's `commitLock` is held throughout, taken in one global
-    /// order (no path holds one while waiting for another), so no claim lands after a reset
-    /// that made its bytes stale. Returns each file's sticky write error, in order.
+    /// Flushes several files: each file's bytes are `fdatasync`ed, then one store transaction
+    /// per index claims them (one WAL sync for a batch of small HLS segments instead of one
+    /// each). A file's claims go through its own index only. Returns each file's sticky write
+    /// error, in order.
     static func flush(_ files: [CachedFile]) -> [FetchError?] {
-        guard let index = files.first?.index else { return [] }
+        var positions: [ObjectIdentifier: [Int]] = [:]
+        for (position, file) in files.enumerated() { positions[ObjectIdentifier(file.index), default: []].append(position) }
+        var errors = [FetchError?](repeating: nil, count: files.count)
+        for group in positions.values {
+            let batch = group.map { files[$0] }
+            for (position, error) in zip(group, flush(batch, through: batch[0].index)) { errors[position] = error }
+        }
+        return errors
+    }
+
+    /// `flush(_:)` of files that share `index`. Every file's `commitLock` is held throughout,
+    /// taken in one global order (no path holds one while waiting for another), so no claim
+    /// lands after a reset that made its bytes stale.
+    private static func flush(_ files: [CachedFile], through index: any CacheIndex) -> [FetchError?] {
         // Bytes still gathering in a block go to the file first, so a slow origin's bytes are
         // claimed (and survive a crash) as often as before staging (before the commit locks:
         // writing them out answers waiters).
