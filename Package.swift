@@ -95,7 +95,8 @@ let package = Package(
                 "OfflineHTTP", "OfflineDBus", "OfflineStore", "OfflineFeeds", "OfflineThumbnails", "CCryptoShim", "CSystemShim",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings
+            // Imports are internal unless a file's public API needs the module (`public import`).
+            swiftSettings: swiftSettings + [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         .target(
             name: "OfflineMount",

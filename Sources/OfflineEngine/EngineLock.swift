@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Glibc
 
 /// One engine per library at a time (DESIGN §5, rclone#2227): an exclusive `flock` on

@@ -1,5 +1,5 @@
-import Foundation
-import OfflineStore
+public import Foundation
+public import OfflineStore
 
 /// An item as scripts see it in `ls --json`, `status --json` and `.status.json`
 /// (field names from DESIGN §6).

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import OfflineHTTP
-import OfflineStore
+public import OfflineStore
 
 /// A policy's current value as the CLI and the control file show it.
 public struct PolicyValue: Sendable, Equatable {

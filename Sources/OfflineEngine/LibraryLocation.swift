@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where a library lives: `--library DIR`, else `$OFFLINEFS_LIBRARY`, else
 /// `$XDG_DATA_HOME/offlinefs` (`~/.local/share/offlinefs`).

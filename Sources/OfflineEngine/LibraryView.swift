@@ -1,5 +1,5 @@
-import Foundation
-import OfflineStore
+public import Foundation
+public import OfflineStore
 
 /// Where a library's contents stood when read: equal versions, same rows. Opaque, so a front
 /// end only compares them (`LibraryView.version()`).

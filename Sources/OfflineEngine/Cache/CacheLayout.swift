@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where cached bytes live in a library folder: `<library>/cache/<item id>/<file key>`,
 /// one sparse file per item file.

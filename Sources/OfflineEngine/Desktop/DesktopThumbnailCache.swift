@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import OfflineThumbnails
 
 /// The desktop's thumbnail cache (the freedesktop.org Thumbnail Managing Standard): for a

@@ -1,4 +1,4 @@
-import OfflineFeeds
+public import OfflineFeeds
 
 /// One file an HLS item offers in the mount's `.hls/<item id>/` folder: a segment, an init
 /// segment (`EXT-X-MAP`), a key, or a track's playlist, named after its role and keeping the

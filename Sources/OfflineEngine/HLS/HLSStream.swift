@@ -1,6 +1,6 @@
-import Foundation
-import OfflineFeeds
-import OfflineStore
+public import Foundation
+public import OfflineFeeds
+public import OfflineStore
 
 /// An HLS item's chosen rendition, parsed from its stored playlists: the variant's media
 /// playlist (track 0) and the alternate audio and subtitles fetched with it, the files they

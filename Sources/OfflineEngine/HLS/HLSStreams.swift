@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import OfflineFeeds
-import OfflineHTTP
-import OfflineStore
+public import OfflineFeeds
+public import OfflineHTTP
+public import OfflineStore
 import Synchronization
 
 /// The HLS items' chosen renditions, in memory: loaded from the store on first use, resolved

@@ -1,7 +1,7 @@
 import CSystemShim
-import Foundation
-import Logging
-import OfflineStore
+public import Foundation
+public import Logging
+public import OfflineStore
 import Synchronization
 
 /// Runs the `hook` policy's command on events (docs/hooks.md): it follows the event log, so

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Exponential back-off with jitter for retries (DESIGN §5): the n-th retry waits
 /// `base · 2^(n-1)`, capped, times a random factor in [1 - jitter, 1] so that many items

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The engine's one source of time: "now" for expiries, windows and calendar days, and the

@@ -1,5 +1,5 @@
-import Foundation
-import OfflineStore
+public import Foundation
+public import OfflineStore
 
 /// Licence time arithmetic (DESIGN §1): a purchase never expires; a rental expires
 /// `rentalDuration` after acquisition or `playDuration` after the first playback, whichever

@@ -1,5 +1,5 @@
-import Foundation
-import OfflineStore
+public import Foundation
+public import OfflineStore
 
 /// Which policy stops an item from downloading now (DESIGN §1 policies), as a pure function of
 /// the item, the policies, the time, today's usage and the network and power conditions.

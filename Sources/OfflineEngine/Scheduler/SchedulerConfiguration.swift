@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Tuning of the scheduler. Defaults follow DESIGN §1; tests shorten nothing: they move an
 /// injected clock instead.

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import OfflineFeeds
-import OfflineHTTP
-import OfflineStore
+public import OfflineHTTP
+public import OfflineStore
 
 /// Syncs one source: fetches its feed (conditionally), parses it, follows `next` pages,
 /// sizes items the feed does not, and merges the result into the store in one transaction;

@@ -1,5 +1,5 @@
-import OfflineFeeds
-import OfflineHTTP
+public import OfflineFeeds
+public import OfflineHTTP
 
 /// Bounds of one sync. Defaults are DESIGN §4's; tests set them low.
 public struct SyncSettings: Sendable {

@@ -1,7 +1,7 @@
 import Dispatch
-import Foundation
-import OfflineHTTP
-import OfflineStore
+public import Foundation
+public import OfflineHTTP
+public import OfflineStore
 import Synchronization
 
 /// "Give me bytes [a, b) of item X": answered from the cache file, or fetched from the origin
