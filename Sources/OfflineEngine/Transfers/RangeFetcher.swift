@@ -376,9 +376,9 @@ public final class RangeFetcher: Sendable {
     /// The pages a download wrote through the page cache leave it once the flush that
     /// completes the file has synced them. A download of gigabytes would otherwise push out the
     /// memory of the programs the user is running; and those pages are small and scattered
-    /// (written piece by piece as bytes arrived), so reading the item again from them was half
-    /// as fast as reading the pages the kernel's read-ahead makes from the disk (the bench's
-    /// warm read: ~9 GB/s against ~17 GB/s). Blocks written past the page cache (`O_DIRECT`,
+    /// (written piece by piece as bytes arrived), so reading the item again from them is
+    /// slower than reading the pages the kernel's read-ahead makes from the disk
+    /// (docs/transfers.md). Blocks written past the page cache (`O_DIRECT`,
     /// the usual way) leave none. While a reader has the item open, the newest flushes' pages
     /// stay for it.
     ///
