@@ -41,7 +41,16 @@ extension LibraryFixture {
 
     /// The `.events` lines, parsed.
     func eventLines() throws -> [[String: Any]] {
-        let text = String(decoding: FileManager.default.contents(atPath: path(".events")) ?? Data(), as: UTF8.self)
+        try Self.eventLines(FileManager.default.contents(atPath: path(".events")) ?? Data())
+    }
+
+    /// The `.events` lines of `mount`, parsed.
+    func eventLines(_ mount: any LibraryMount) throws -> [[String: Any]] {
+        try Self.eventLines(Data(try mount.contents(".events")))
+    }
+
+    private static func eventLines(_ data: Data) throws -> [[String: Any]] {
+        let text = String(decoding: data, as: UTF8.self)
         return try text.split(separator: "\n").map { line in
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                 throw Failure("not a JSON object: \(line)")
