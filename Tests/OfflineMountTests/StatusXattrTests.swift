@@ -2,28 +2,155 @@ import OfflineTestSupport
 import CFuseShim
 import Foundation
 import OfflineEngine
+import OfflineFUSE
 import OfflineStore
 import Testing
 
-/// `.status`, `.status.json`, `.events` (tail -f), xattrs with the size protocol, the two
-/// toggles, change notification, and a normal user's control writes (HARDENING 6, 8).
+/// `.status`, `.status.json`, `.events`, xattrs with the size protocol and the two toggles,
+/// the same in both setups (HARDENING 6, 8).
 extension RealMounts {
-@Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
-       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+@Suite(.serialized)
 struct StatusXattrTests {
-    @Test func statusFilesAndTailFollowingADownload() throws {
+    @Test(arguments: MountSetup.available)
+    func statusFilesFollowADownload(_ setup: MountSetup) throws {
         let library = try StandardLibrary()
         let fixture = library.fixture
         let remote = library.items["ep-004"]!
-        try withMount(fixture) { (mount: MountedLibrary) throws in
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            // .status has the size of the snapshot stat took, and a read right after gets it whole.
+            let size = try mount.attributes(".status").size
+            #expect(size > 0)
+            #expect(try mount.contents(".status").count == Int(size))
+            let before = try mount.attributes(".events").size
+
+            try mount.write(".control", "download acme/ep-004\n")
+            #expect(try eventually(within: 20) { try fixture.current(remote).state == .cached })
+            // Programs following .events (tail -f) poll its size: it grows, with the state changes.
+            #expect(eventually(within: 5) {
+                (try? mount.attributes(".events").size).map { $0 > before } == true
+                    && String(decoding: (try? mount.contents(".events")) ?? [], as: UTF8.self).contains("→ cached")
+            })
+
+            // (A snapshot serves opens for a second: a later one shows the download.)
+            var status = ""
+            #expect(eventually(within: 5) {
+                status = String(decoding: (try? mount.contents(".status")) ?? [], as: UTF8.self)
+                return status.contains("sources/acme/\(StandardLibrary.remote)")
+            })
+            #expect(status.contains("STATE") && status.contains("cached"), "\(status)")
+            let json = try JSONSerialization.jsonObject(with: Data(try mount.contents(".status.json")))
+            let items = try #require((json as? [String: Any])?["items"] as? [[String: Any]])
+            let row = try #require(items.first { $0["contentId"] as? String == "ep-004" })
+            #expect(row["state"] as? String == "cached" && row["progress"] as? Double == 1)
+            #expect(!items.contains { $0["state"] as? String == "discovered" })
+            let lines = try mount.contents(".events").split(separator: UInt8(ascii: "\n"))
+            #expect(!lines.isEmpty)
+            for line in lines {
+                let event = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+                #expect(event?["seq"] != nil && event?["time"] != nil && event?["kind"] != nil)
+            }
+        }
+    }
+
+    @Test(arguments: MountSetup.available)
+    func xattrsOnItemsAndFoldersWithTheSizeProtocol(_ setup: MountSetup) throws {
+        let library = try StandardLibrary()
+        try withLibraryMount(setup, library.fixture) { (mount: any LibraryMount) throws in
+            let item = "sources/acme/\(StandardLibrary.launch)"
+            // What `getfattr -d -m -` shows: every name listed, with its value.
+            let listed = Set(try mount.xattrNames(item))
+            for (name, value) in [("user.offline.state", "cached"), ("user.offline.progress", "1.0000"), ("user.offline.bytes", "3000000"),
+                                  ("user.offline.size", "3000000"), ("user.offline.licence", "none"),
+                                  ("user.offline.licence.expires", "never"), ("user.offline.content-id", "ep-001"),
+                                  ("user.offline.source", "acme"), ("user.offline.categories", "family, news/local"),
+                                  ("user.offline.locked", "0"), ("user.offline.download", "on"), ("user.mime_type", "video/mp4")] {
+                #expect(listed.contains(name), "\(name) in \(listed)")
+                #expect(try mount.xattr(item, name) == value, "\(name)")
+            }
+            #expect(listed.contains("user.offline.downloaded-at"))
+            #expect(try !mount.xattr(item, "user.offline.downloaded-at").isEmpty)
+            #expect(try mount.xattr("sources/acme", "user.offline.items") == "5")
+            #expect(try mount.xattr("sources/acme", "user.offline.subscribed") == "1")
+            #expect(try mount.xattr("state/cached", "user.offline.cached") == "4")
+            // Folders count what they hold below them too, each item once: the root the whole
+            // library, categories/ the three items in a category, news/ one of its own and one in local/.
+            for (folder, count) in [("", 6), ("sources", 6), ("categories", 3), ("categories/news", 2)] {
+                #expect(try mount.xattr(folder, "user.offline.items") == "\(count)", "\(folder)")
+            }
+
+            // Size query, ERANGE, ENODATA, listxattr; never ENOSYS.
+            let name = "user.offline.state"
+            #expect(try mount.xattrLength(item, name, bufferSize: 0) == 6)
+            #expect(throws: Errno.resultOutOfRange) { try mount.xattrLength(item, name, bufferSize: 3) }
+            #expect(try mount.xattrLength(item, name, bufferSize: 64) == 6)
+            #expect(throws: Errno.noData) { try mount.xattrLength(item, "user.nothing", bufferSize: 64) }
+            #expect(throws: Errno.noData) { try mount.xattrLength(item, "security.selinux", bufferSize: 64) }
+            let size = try mount.xattrNamesLength(item, bufferSize: 0)
+            #expect(size > 0)
+            #expect(try mount.xattrNamesLength(item, bufferSize: size) == size)
+            #expect(throws: Errno.resultOutOfRange) { try mount.xattrNamesLength(item, bufferSize: 4) }
+            // Other writes: EPERM.
+            #expect(throws: Errno.notPermitted) { try mount.setXattr(item, "user.offline.state", "x") }
+            #expect(throws: Errno.notPermitted) { try mount.removeXattr(item, "user.offline.download") }
+        }
+    }
+
+    @Test(arguments: MountSetup.available)
+    func theTogglesDownloadPauseCancelAndUnsubscribe(_ setup: MountSetup) throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        let remote = library.items["ep-004"]!
+        try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
+            // Given: a download window that is closed now, so requested items wait.
+            try mount.write(".control", "set download-window \(LibraryFixture.closedWindow)\n")
+            let item = "sources/acme/\(StandardLibrary.remote)"
+
+            try mount.setXattr(item, "user.offline.download", "on")
+            #expect([.queued, .idle].contains(try fixture.current(remote).state))
+            try mount.setXattr(item, "user.offline.download", "paused")
+            #expect(try fixture.current(remote).state == .paused)
+            #expect(eventually(within: 2) { (try? mount.names("state/paused"))?.contains(StandardLibrary.remote) == true })
+            #expect(try mount.xattr(item, "user.offline.download") == "paused")
+
+            try mount.setXattr(item, "user.offline.download", "off")
+            #expect(try eventually { try fixture.current(remote).state == .discovered })
+            #expect(eventually(within: 2) { (try? mount.names("state/paused"))?.contains(StandardLibrary.remote) == false })
+            #expect(throws: Errno.invalidArgument) { try mount.setXattr(item, "user.offline.download", "maybe") }
+
+            // Unsubscribing: acme's undownloaded items leave the listing at once.
+            try mount.setXattr("sources/acme", "user.offline.subscribed", "0")
+            #expect(try fixture.store.source(named: "acme")?.subscribed == false)
+            #expect(eventually(within: 2) { (try? mount.attributes(item)) == nil })
+            #expect(try !mount.names("sources/acme").contains(StandardLibrary.remote))
+            try mount.setXattr("sources/acme", "user.offline.subscribed", "1")
+            #expect(eventually(within: 2) { (try? mount.attributes(item))?.size == 500_000 })
+            #expect(throws: Errno.invalidArgument) { try mount.setXattr("sources/acme", "user.offline.subscribed", "2") }
+            #expect(throws: Errno.self) { try mount.setXattr(item, "user.offline.subscribed", "1") }
+
+            // A change made by another process (the engine) shows with the next tree refresh.
+            #expect(throws: Errno.noSuchFileOrDirectory) { try mount.attributes("state/failed/\(StandardLibrary.remote)") }
+            try fixture.store.setState(itemID: remote.id, state: .failed, error: .httpError)
+            #expect(eventually(within: 3) { (try? mount.attributes("state/failed/\(StandardLibrary.remote)")) != nil })
+        }
+    }
+}
+
+/// What only the kernel shows: `tail -f` following `.events`, the kernel's caches of names and
+/// attributes kept right by notifications, and another user's permissions.
+@Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct StatusXattrKernelTests {
+    @Test func tailFollowsTheEventsOfADownload() throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        let remote = library.items["ep-004"]!
+        try withMount(fixture) { (_: MountedLibrary) throws in
             let tail = try ChildProcess.start(["tail", "-n", "0", "-f", fixture.path(".events")])
             defer { tail.kill(SIGTERM); _ = tail.wait(deadline: 5) }
             var info = stat()
-            // .status has the size of the snapshot stat took, and a read right after gets it whole.
-            #expect(stat(fixture.path(".status"), &info) == 0 && info.st_size > 0)
-            #expect(FileManager.default.contents(atPath: fixture.path(".status"))?.count == Int(info.st_size))
             let before = stat(fixture.path(".events"), &info) == 0 ? info.st_size : -1
-            usleep(300_000)  // tail has opened the file and seeks to its end (-n 0)
+            // tail has opened the file and is at its end (-n 0), so it misses none of the lines.
+            #expect(eventually(within: 5) { hasOpen(tail.pid, fixture.path(".events"), at: Int64(before)) })
 
             #expect(fixture.control("download acme/ep-004\n") == nil)
             #expect(try eventually(within: 20) { try fixture.current(remote).state == .cached })
@@ -32,71 +159,6 @@ struct StatusXattrTests {
                     "\(tail.currentOutput)")
             #expect(eventually(within: 5) { tail.currentOutput.contains("→ cached") }, "\(tail.currentOutput)")
             #expect(stat(fixture.path(".events"), &info) == 0 && info.st_size > before)
-
-            // (A snapshot serves opens for a second: a later one shows the download.)
-            var status = ""
-            #expect(eventually(within: 5) {
-                status = String(decoding: FileManager.default.contents(atPath: fixture.path(".status")) ?? Data(), as: UTF8.self)
-                return status.contains("sources/acme/\(StandardLibrary.remote)")
-            })
-            #expect(status.contains("STATE") && status.contains("cached"), "\(status)")
-            let json = try JSONSerialization.jsonObject(with: FileManager.default.contents(atPath: fixture.path(".status.json")) ?? Data())
-            let items = try #require((json as? [String: Any])?["items"] as? [[String: Any]])
-            let row = try #require(items.first { $0["contentId"] as? String == "ep-004" })
-            #expect(row["state"] as? String == "cached" && row["progress"] as? Double == 1)
-            #expect(!items.contains { $0["state"] as? String == "discovered" })
-            for line in try fixture.eventLines() { #expect(line["seq"] != nil && line["time"] != nil && line["kind"] != nil) }
-        }
-    }
-
-    @Test func xattrsOnItemsAndFoldersWithTheSizeProtocol() throws {
-        let library = try StandardLibrary()
-        let fixture = library.fixture
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            let item = fixture.path("sources/acme/\(StandardLibrary.launch)")
-            let dump = try mount.run(["getfattr", "-d", "-m", "-", item])
-            #expect(dump.status == 0, "\(dump.stderr)")
-            for line in ["user.offline.state=\"cached\"", "user.offline.progress=\"1.0000\"", "user.offline.bytes=\"3000000\"",
-                         "user.offline.size=\"3000000\"", "user.offline.licence=\"none\"", "user.offline.licence.expires=\"never\"",
-                         "user.offline.content-id=\"ep-001\"", "user.offline.source=\"acme\"",
-                         "user.offline.categories=\"family, news/local\"", "user.offline.locked=\"0\"", "user.offline.download=\"on\"",
-                         "user.mime_type=\"video/mp4\"", "user.offline.downloaded-at="] {
-                #expect(dump.stdout.contains(line), "\(line) in \(dump.stdout)")
-            }
-            let folder = try mount.run(["getfattr", "-d", fixture.path("sources/acme")])
-            #expect(folder.stdout.contains("user.offline.items=\"5\"") && folder.stdout.contains("user.offline.subscribed=\"1\""),
-                    "\(folder.stdout)")
-            let state = try mount.run(["getfattr", "-d", fixture.path("state/cached")])
-            #expect(state.stdout.contains("user.offline.cached=\"4\""), "\(state.stdout)")
-            // Folders count what they hold below them too, each item once: the root the whole
-            // library, categories/ the three items in a category, news/ one of its own and one in local/.
-            for (folder, count) in [("", 6), ("sources", 6), ("categories", 3), ("categories/news", 2)] {
-                let value = try mount.run(["getfattr", "-n", "user.offline.items", "--only-values", fixture.path(folder)])
-                #expect(value.stdout == "\(count)", "\(folder): \(value.stdout)\(value.stderr)")
-            }
-
-            // Size query, ERANGE, ENODATA, listxattr; never ENOSYS.
-            let name = "user.offline.state"
-            #expect(getxattr(item, name, nil, 0) == 6)
-            var small = [UInt8](repeating: 0, count: 3)
-            errno = 0
-            #expect(getxattr(item, name, &small, 3) == -1 && errno == ERANGE)
-            var buffer = [UInt8](repeating: 0, count: 64)
-            #expect(getxattr(item, name, &buffer, 64) == 6 && String(decoding: buffer.prefix(6), as: UTF8.self) == "cached")
-            errno = 0
-            #expect(getxattr(item, "user.nothing", &buffer, 64) == -1 && errno == ENODATA)
-            errno = 0
-            #expect(getxattr(item, "security.selinux", &buffer, 64) == -1 && errno == ENODATA)
-            let size = listxattr(item, nil, 0)
-            #expect(size > 0)
-            var names = [CChar](repeating: 0, count: size)
-            #expect(listxattr(item, &names, size) == size)
-            errno = 0
-            #expect(listxattr(item, &names, 4) == -1 && errno == ERANGE)
-            // Other writes: EPERM.
-            errno = 0
-            #expect(setxattr(item, "user.offline.state", "x", 1, 0) == -1 && errno == EPERM)
-            #expect(removexattr(item, Xattrs_download) == -1 && errno == EPERM)
         }
     }
 
@@ -185,3 +247,12 @@ struct StatusXattrTests {
 }
 
 private let Xattrs_download = "user.offline.download"
+
+/// Whether process `pid` has `path` open at `offset` (from `/proc/<pid>/fd` and `fdinfo`).
+private func hasOpen(_ pid: pid_t, _ path: String, at offset: Int64) -> Bool {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return descriptors.contains { fd in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == path
+            && (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8))?.hasPrefix("pos:\t\(offset)\n") == true
+    }
+}
