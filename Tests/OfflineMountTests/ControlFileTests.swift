@@ -1,24 +1,27 @@
 import OfflineTestSupport
 import Foundation
 import OfflineEngine
+import OfflineFUSE
 import OfflineStore
 import Testing
 
-/// `.control` through a real mount (DESIGN §2, HARDENING test 9): every command, `>` and
-/// `>>`, a line split across writes, no trailing newline, a 64 KiB line, NUL bytes, 8 writers
-/// at once, EINVAL with the reason in `.events`; reading shows the reference.
+/// `.control` in both setups (DESIGN §2, HARDENING test 9): every command, `>` and `>>`, a
+/// line split across writes, no trailing newline, a 64 KiB line, NUL bytes, 8 writers at once,
+/// EINVAL with the reason in `.events`; reading shows the reference.
 extension RealMounts {
-@Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
-       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+@Suite(.serialized)
 struct ControlFileTests {
-    @Test func everyCommandWorksThroughTheControlFile() throws {
+    @Test(arguments: MountSetup.available)
+    func everyCommandWorksThroughTheControlFile(_ setup: MountSetup) throws {
         let library = try StandardLibrary()
         let fixture = library.fixture
         let remote = library.items["ep-004"]!, launch = library.items["ep-001"]!, other = library.items["b-1"]!
-        try withMount(fixture) { (mount: MountedLibrary) throws in
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            /// `echo "$line" > .control`
             func run(_ line: String) throws {
-                let echo = try mount.run(["sh", "-c", "echo \"$1\" > \"$2\"", "sh", line, fixture.path(".control")])
-                #expect(echo.status == 0, "\(line): \(echo.stderr)")
+                let control = try mount.openForWriting(".control", append: false)
+                #expect(try control.write(line + "\n") == line.utf8.count + 1, "\(line)")
+                try control.close()
             }
             // Given: a download window that is closed now, so requested items wait.
             try run("set download-window \(LibraryFixture.closedWindow)")
@@ -50,7 +53,7 @@ struct ControlFileTests {
             #expect(try fixture.store.source(named: "acme")?.subscribed == true)
             try run("source add gamma http://127.0.0.1:9/feed.json")
             #expect(try fixture.store.source(named: "gamma") != nil)
-            #expect(try eventually { FileManager.default.fileExists(atPath: fixture.path("sources/gamma")) })
+            #expect(eventually { (try? mount.attributes("sources/gamma")) != nil })
             try run("sync beta")
             try run("source remove gamma")
             #expect(try fixture.store.source(named: "gamma") == nil)
@@ -58,51 +61,63 @@ struct ControlFileTests {
         }
     }
 
-    @Test func controlFileEdgesAndRefusals() throws {
+    @Test(arguments: MountSetup.available)
+    func controlFileEdgesAndRefusals(_ setup: MountSetup) throws {
         let library = try StandardLibrary()
         let fixture = library.fixture
         let tiny = library.items["ep-002"]!, empty = library.items["ep-003"]!
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            let control = fixture.path(".control")
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            /// `printf '%s' "$text" > .control` (or `>>`): the error of the write, else of the close.
+            func send(_ text: String, append: Bool = false) -> Errno? {
+                do {
+                    let control = try mount.openForWriting(".control", append: append)
+                    do { _ = try control.write(text) } catch {
+                        try? control.close()
+                        return error
+                    }
+                    try control.close()
+                    return nil
+                } catch {
+                    return error
+                }
+            }
             // Reading shows the reference; stat says size 0.
-            let reference = String(decoding: FileManager.default.contents(atPath: control) ?? Data(), as: UTF8.self)
+            let reference = String(decoding: try mount.contents(".control"), as: UTF8.self)
             #expect(reference.contains("download <item> [quality=low|medium|high|auto|<bits-per-second>]"))
-            var info = stat()
-            #expect(stat(control, &info) == 0 && info.st_size == 0 && info.st_mode & 0o777 == 0o644)
+            let attributes = try mount.attributes(".control")
+            #expect(attributes.size == 0 && attributes.mode & 0o777 == 0o644)
 
             // > and >>
-            #expect(try mount.run(["sh", "-c", "echo 'lock acme/ep-002' > \(control)"]).status == 0)
+            #expect(send("lock acme/ep-002\n") == nil)
             #expect(try fixture.current(tiny).locked)
-            #expect(try mount.run(["sh", "-c", "echo 'unlock acme/ep-002' >> \(control)"]).status == 0)
+            #expect(send("unlock acme/ep-002\n", append: true) == nil)
             #expect(try !fixture.current(tiny).locked)
 
             // No trailing newline: runs at close.
-            #expect(try mount.run(["sh", "-c", "printf 'lock acme/ep-003' > \(control)"]).status == 0)
+            #expect(send("lock acme/ep-003") == nil)
             #expect(try fixture.current(empty).locked)
 
             // A line split across writes runs when its newline arrives; the rest at close.
-            let fd = open(control, O_WRONLY | O_APPEND)
-            #expect(fd >= 0)
+            let control = try mount.openForWriting(".control", append: true)
             for part in ["unl", "ock acme/", "ep-003\nlock acme/", "ep-002"] {
-                #expect(write(fd, part, part.utf8.count) == part.utf8.count)
+                #expect(try control.write(part) == part.utf8.count)
             }
             #expect(try !fixture.current(empty).locked)
             #expect(try !fixture.current(tiny).locked)
-            #expect(close(fd) == 0)
+            try control.close()
             #expect(try fixture.current(tiny).locked)
 
             // Bad lines: EINVAL at the write that completes them, the reason in .events.
-            let bad = try mount.run(["bash", "-c", "echo 'frobnicate everything' > \(control)"])
-            #expect(bad.status != 0 && bad.stderr.contains("Invalid argument"), "\(bad.stderr)")
-            #expect(fixture.control("download acme/no-such-thing/x\n") == EINVAL)
-            #expect(fixture.control("lock acme/ep-0\u{0}02\n") == EINVAL)
-            #expect(fixture.control("lock acme/ep-002") == EINVAL || true)  // already locked: fine either way
+            #expect(send("frobnicate everything\n") == .invalidArgument)
+            #expect(send("download acme/no-such-thing/x\n") == .invalidArgument)
+            #expect(send("lock acme/ep-0\u{0}02\n") == .invalidArgument)
+            _ = send("lock acme/ep-002")  // already locked: fine either way
             let long = "lock " + String(repeating: "x", count: 65_536 - 5)
             #expect(long.utf8.count == 65_536)
-            #expect(fixture.control(long + "\n") == EINVAL)  // parsed, and refused: no such item
-            #expect(fixture.control(long + "xx\nunlock acme/ep-002\n") == EINVAL)  // too long, skipped; the next line runs
+            #expect(send(long + "\n") == .invalidArgument)  // parsed, and refused: no such item
+            #expect(send(long + "xx\nunlock acme/ep-002\n") == .invalidArgument)  // too long, skipped; the next line runs
             #expect(try !fixture.current(tiny).locked)
-            let reasons = try fixture.eventLines().filter { $0["kind"] as? String == "error" }
+            let reasons = try fixture.eventLines(mount).filter { $0["kind"] as? String == "error" }
                 .compactMap { ($0["details"] as? [String: Any])?["reason"] as? String }
             #expect(reasons.contains { $0.contains("unknown command 'frobnicate'") }, "\(reasons)")
             #expect(reasons.contains { $0.contains("NUL") })
@@ -110,22 +125,20 @@ struct ControlFileTests {
             #expect(reasons.contains { $0.contains("no item") })
             // Nothing else is writable.
             for name in [".status", ".status.json", ".events"] {
-                errno = 0
-                #expect(open(fixture.path(name), O_WRONLY) == -1 && errno == EACCES, "\(name)")
+                #expect(mount.refusal(.openForWriting, name) == .permissionDenied, "\(name)")
             }
         }
     }
 
-    @Test func eightWritersAtOnceNeverMixTheirLines() throws {
+    @Test(arguments: MountSetup.available)
+    func eightWritersAtOnceNeverMixTheirLines(_ setup: MountSetup) throws {
         let library = try StandardLibrary()
         let fixture = library.fixture
         let ids = ["acme/ep-001", "acme/ep-002", "acme/ep-003", "acme/ep-004", "acme/ep-005", "beta/b-1", "acme/ep-001", "beta/b-1"]
-        try withMount(fixture) { (_: MountedLibrary) throws in
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             let failures = LockedCounter()
-            let control = fixture.path(".control")
             DispatchQueue.concurrentPerform(iterations: 8) { writer in
-                let fd = open(control, O_WRONLY | O_APPEND)
-                guard fd >= 0 else { return failures.add() }
+                guard let control = try? mount.openForWriting(".control", append: true) else { return failures.add() }
                 var text = ""
                 for round in 0..<25 { text += (round % 2 == 0 ? "lock " : "unlock ") + ids[writer] + "\n" }
                 text += "lock \(ids[writer])\n"
@@ -133,16 +146,16 @@ struct ControlFileTests {
                 let bytes = Array(text.utf8)
                 for start in stride(from: 0, to: bytes.count, by: 7) {
                     let chunk = Array(bytes[start..<min(bytes.count, start + 7)])
-                    if write(fd, chunk, chunk.count) != chunk.count { failures.add() }
+                    if (try? control.write(chunk)) != chunk.count { failures.add() }
                 }
-                if close(fd) != 0 { failures.add() }
+                if (try? control.close()) == nil { failures.add() }
             }
             #expect(failures.value == 0)
             for id in Set(ids) {
                 let (source, content) = (String(id.split(separator: "/")[0]), String(id.split(separator: "/")[1]))
                 #expect(try fixture.store.item(source: source, contentID: content)?.locked == true, "\(id)")
             }
-            let refusals = try fixture.eventLines().filter { ($0["details"] as? [String: Any])?["origin"] as? String == "control" }
+            let refusals = try fixture.eventLines(mount).filter { ($0["details"] as? [String: Any])?["origin"] as? String == "control" }
             #expect(refusals.isEmpty, "\(refusals)")
         }
     }
