@@ -4,9 +4,9 @@ import OfflineStore
 import OfflineTestSupport
 import Testing
 
-/// HLS items in a real mount (DESIGN §3), played by `ffmpeg` from the ffmpeg-made fixtures:
-/// the local playlist, `.hls/<id>/` parts fetched on read, the one-file view of a cached
-/// stream, and keys refused after the licence expires.
+/// HLS items played by `ffmpeg` and copied by `tar` and `rsync` through a real mount (DESIGN
+/// §3): programs that run in a child process need the kernel. The files they read (playlists,
+/// parts, the one-file view, keys) are checked in both setups in HLSFilesTests.
 extension RealMounts {
 @Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
@@ -27,31 +27,14 @@ struct HLSMountTests {
         let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "news", title: "News", size: 0,
                                                                     categories: [["Daily"]], hlsPlaylist: "ts/master.m3u8")])["news"])
         try withMount(fixture) { mount in
-            let playlistPath = fixture.path("sources/tv/News [news].m3u8")
-            let played = try play(mount, playlistPath)
+            let played = try play(mount, fixture.path("sources/tv/News [news].m3u8"))
             #expect(played.status == 0, "ffmpeg: \(played.stderr)")
             #expect(played.stderr.isEmpty, "ffmpeg: \(played.stderr)")
-
-            // The local playlist names only files inside the mount, relative to its folder.
-            let text = String(decoding: try #require(fileBytes(playlistPath)), as: UTF8.self)
-            let uris = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
-            #expect(uris.count == 6)
-            #expect(uris.allSatisfy { $0.hasPrefix(".hls/\(item.id)/") }, "\(text)")
-            #expect(text.contains("#EXT-X-ENDLIST"))
-
-            // The default variant is the highest; each part is its origin file, byte for byte.
-            for name in (0..<6).map({ "\($0).ts" }) {
-                let part = fileBytes(fixture.path("sources/tv/.hls/\(item.id)/\(name)"))
-                let origin = fileBytes(HLSFixtureFiles.path("ts/high/segment-0\(name.dropLast(3)).ts"))
-                #expect(part != nil && part == origin, "part \(name)")
-            }
             // The same playlist plays from a category folder: its own .hls folder serves it.
             let fromCategory = try play(mount, fixture.path("categories/Daily/News [news].m3u8"))
             #expect(fromCategory.status == 0, "ffmpeg: \(fromCategory.stderr)")
-            #expect(names(fixture.path("categories/Daily/.hls")) == ["\(item.id)"])
-            // Streaming is not downloading: nothing was asked, so no one-file view.
+            // Streaming is not downloading.
             #expect(try fixture.current(item).state == .discovered)
-            #expect(!names(fixture.path("sources/tv")).contains("News [news].ts"))
         }
     }
 
@@ -79,9 +62,7 @@ struct HLSMountTests {
                                      fixture.mountpoint, copy], deadline: 60)
             #expect(tar.status == 0, "tar: \(tar.stderr)")
             // The parts are in `.hls/<id>/` of both folders that list the item, as one file:
-            // `du` counts them once and `tar` stores them once.
-            var info = stat()
-            #expect(stat(fixture.path("categories/Daily/.hls/\(item.id)/0.ts"), &info) == 0 && info.st_nlink == 2)
+            // `tar` stores them once.
             var copied = stat(), linked = stat()
             #expect(stat(copy + "/sources/tv/.hls/\(item.id)/0.ts", &copied) == 0
                     && stat(copy + "/categories/Daily/.hls/\(item.id)/0.ts", &linked) == 0 && copied.st_ino == linked.st_ino)
@@ -92,10 +73,6 @@ struct HLSMountTests {
             #expect(second.status == 0 && second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
             // Streaming is not downloading.
             #expect(try fixture.current(item).state == .discovered)
-            // Evicting it (rm) keeps its playlists: it is still listed with its size, which a
-            // player needs (a 0-byte playlist made mpv wait 6 s for it to grow).
-            #expect(unlink(playlist) == 0)
-            #expect(waitUntil { (try? FileManager.default.attributesOfItem(atPath: playlist)[.size] as? Int) == size })
         }
         fixture.origin.stop()
         for folder in [copy, backup] {
@@ -120,24 +97,14 @@ struct HLSMountTests {
             #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
             #expect(waitUntil { names(fixture.path("sources/tv")).contains("News [news].ts") })
 
-            // The low variant's segments end to end, with an exact size.
-            let segments = (0..<6).map { HLSFixtureFiles.path("ts/low/segment-0\($0).ts") }
-            let expected = segments.reduce(into: Data()) { $0 += fileBytes($1) ?? Data() }
-            let joinedPath = fixture.path("sources/tv/News [news].ts")
-            let attributes = try FileManager.default.attributesOfItem(atPath: joinedPath)
-            #expect((attributes[.size] as? Int) == expected.count)
-            #expect(fileBytes(joinedPath) == expected)
-            #expect(try fixture.current(item).size == Int64(expected.count))
-            let playedJoined = try play(mount, joinedPath)
+            // The low variant's segments end to end (their bytes: HLSFilesTests).
+            let playedJoined = try play(mount, fixture.path("sources/tv/News [news].ts"))
             #expect(playedJoined.status == 0, "ffmpeg: \(playedJoined.stderr)")
 
             // Cached: it plays with the origin gone.
             fixture.origin.goOffline()
             let played = try play(mount, fixture.path("sources/tv/News [news].m3u8"))
             #expect(played.status == 0, "ffmpeg: \(played.stderr)")
-            let segmentsAttribute = try mount.run(["getfattr", "--only-values", "-n", "user.offline.segments",
-                                                   fixture.path("sources/tv/News [news].m3u8")])
-            #expect(segmentsAttribute.stdout == "6/6")
         }
     }
 
@@ -150,14 +117,10 @@ struct HLSMountTests {
             let playlist = fixture.path("sources/tv/Clip [clip].m3u8")
             let uncached = try play(mount, playlist)
             #expect(uncached.status == 0, "ffmpeg: \(uncached.stderr)")
-            #expect(names(fixture.path("sources/tv/.hls/\(item.id)")).contains("init.mp4"))
 
             #expect(fixture.control("download sources/tv/Clip [clip].m3u8\n") == nil)
             #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
             #expect(waitUntil { names(fixture.path("sources/tv")).contains("Clip [clip].mp4") })
-            let parts = ["init.mp4"] + (0..<4).map { "segment-0\($0).m4s" }
-            let expected = parts.reduce(into: Data()) { $0 += fileBytes(HLSFixtureFiles.path("fmp4/\($1)")) ?? Data() }
-            #expect(fileBytes(fixture.path("sources/tv/Clip [clip].mp4")) == expected)
             let joined = try play(mount, fixture.path("sources/tv/Clip [clip].mp4"))
             #expect(joined.status == 0, "ffmpeg: \(joined.stderr)")
         }
@@ -170,10 +133,6 @@ struct HLSMountTests {
                                                                     hlsPlaylist: "alt/master.m3u8")])["talk"])
         try withMount(fixture, options: ["refresh=100ms"]) { mount in
             let playlist = fixture.path("sources/tv/Talk [talk].m3u8")
-            // The item's file is a master playlist naming local track playlists.
-            let text = String(decoding: try #require(fileBytes(playlist)), as: UTF8.self)
-            #expect(text.contains("#EXT-X-MEDIA:TYPE=AUDIO") && text.contains("URI=\".hls/\(item.id)/audio.m3u8\""), "\(text)")
-            #expect(text.contains("#EXT-X-MEDIA:TYPE=SUBTITLES"), "\(text)")
             // Played uncached, the sound comes from the audio rendition.
             let probe = try mount.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", playlist])
             #expect(probe.status == 0 && probe.stdout.contains("audio") && probe.stdout.contains("video"),
@@ -183,17 +142,10 @@ struct HLSMountTests {
 
             #expect(fixture.control("download sources/tv/Talk [talk].m3u8\n") == nil)
             #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
-            let folder = fixture.path("sources/tv/.hls/\(item.id)")
-            let listed = names(folder)
-            #expect(listed.isSuperset(of: ["video.m3u8", "audio.m3u8", "subtitles-1.m3u8", "audio-0.ts", "subtitles-1-0.vtt"]),
-                    "\(listed.sorted())")
-            #expect(fileBytes(folder + "/audio-0.ts") == fileBytes(HLSFixtureFiles.path("alt/audio/segment-00.ts")))
-            #expect(fileBytes(folder + "/subtitles-1-0.vtt") == fileBytes(HLSFixtureFiles.path("alt/video/index0.vtt")))
-            // Offline, the cached tracks still play; no one-file view (it would have no sound).
+            // Offline, the cached tracks still play.
             fixture.origin.goOffline()
             let cached = try play(mount, playlist)
             #expect(cached.status == 0, "ffmpeg: \(cached.stderr)")
-            #expect(!names(fixture.path("sources/tv")).contains("Talk [talk].ts"))
         }
     }
 
@@ -213,13 +165,7 @@ struct HLSMountTests {
             #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
             let played = try play(mount, playlist)
             #expect(played.status == 0, "ffmpeg: \(played.stderr)")
-            // Segments stay encrypted in the cache; the key lives with the licence.
             let keyPath = fixture.path("sources/tv/.hls/\(item.id)/key")
-            #expect(fileBytes(keyPath) == fileBytes(HLSFixtureFiles.path("aes/key.bin")))
-            #expect(try fixture.store.licence(itemID: item.id)?.key == fileBytes(HLSFixtureFiles.path("aes/key.bin")))
-            #expect(fileBytes(fixture.path("sources/tv/.hls/\(item.id)/0.ts")) == fileBytes(HLSFixtureFiles.path("aes/segment-00.ts")))
-            // No one-file view of an encrypted stream (it would be clear bytes outside the licence).
-            #expect(!names(fixture.path("sources/tv")).contains("Film [film].ts"))
 
             // The licence runs out (as the engine's clock would record it).
             var licence = try #require(try fixture.store.licence(itemID: item.id))
