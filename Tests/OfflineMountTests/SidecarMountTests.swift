@@ -3,18 +3,18 @@ import Foundation
 import FoundationXML
 #endif
 import OfflineEngine
+import OfflineFUSE
 import OfflineStore
 import OfflineTestSupport
 import Testing
 
-/// Policy `sidecars nfo` through a real mount: each item has a well-formed `.nfo` with the
-/// catalog's fields and its real size, which copies read whole.
+/// Policy `sidecars nfo`, in both setups: each item has a well-formed `.nfo` with the
+/// catalog's fields and its real size, and a podcast's artwork is `folder.jpg`.
 extension RealMounts {
-@Suite(.serialized,
-       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
-       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+@Suite(.serialized)
 struct SidecarMountTests {
-    @Test func eachItemHasAWellFormedNFOWithItsRealSize() throws {
+    /// A library with policy `sidecars nfo` and two items, one with a title XML must escape.
+    static func library() throws -> (fixture: LibraryFixture, tom: Item) {
         let fixture = try LibraryFixture()
         try fixture.store.setPolicy(name: "sidecars", value: "nfo")
         let source = try fixture.addSource("acme")
@@ -22,16 +22,18 @@ struct SidecarMountTests {
             ItemSpec(contentID: "m1", title: "Tom & Jerry <Live> \"quoted\"", size: 100_000, thumbnail: true, duration: 600),
             ItemSpec(contentID: "m2", title: "Plain", size: 50_000),
         ])
-        let tom = try #require(items["m1"])
-        let stem = String(tom.fileName!.dropLast(4))
-        let nfo = fixture.path("sources/acme/\(stem).nfo")
-        let backup = fixture.directory + "/backup"
-        try withMount(fixture) { (mount: MountedLibrary) throws in
+        return (fixture, try #require(items["m1"]))
+    }
+
+    @Test(arguments: MountSetup.available)
+    func eachItemHasAWellFormedNFOWithItsRealSize(_ setup: MountSetup) throws {
+        let (fixture, tom) = try Self.library()
+        let nfo = "sources/acme/\(tom.fileName!.dropLast(4)).nfo"
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             // Listed with a size, and reading gives exactly that many bytes
-            var info = stat()
-            #expect(stat(nfo, &info) == 0)
-            let data = try #require(FileManager.default.contents(atPath: nfo))
-            #expect(Int(info.st_size) == data.count && data.count > 0)
+            let size = try mount.attributes(nfo).size
+            let data = Data(try mount.contents(nfo))
+            #expect(Int(size) == data.count && data.count > 0)
             // Well-formed, with the catalog's fields
             let document = try XMLDocument(data: data)
             let root = try #require(document.rootElement())
@@ -42,17 +44,17 @@ struct SidecarMountTests {
             #expect(field("premiered") == "2023-11-14")
             #expect(field("thumb") == tom.thumbnailURL)
             #expect(field("uniqueid") == "m1")
-            // Every item has one, and rsync copies it whole
-            #expect(FileManager.default.fileExists(atPath: fixture.path("sources/acme/Plain [m2].nfo")))
-            let copy = try mount.run(["rsync", "-a", fixture.path("sources") + "/", backup + "/"], deadline: 60)
-            #expect(copy.status == 0, "\(copy.stderr)")
-            #expect(FileManager.default.contents(atPath: backup + "/acme/\(stem).nfo") == data)
+            // Every item has one
+            #expect(try mount.names("sources/acme").contains("Plain [m2].nfo"))
             // Not writable, not removable
-            #expect(unlink(nfo) != 0)
+            #expect(mount.refusal(.openForWriting, nfo) == .permissionDenied)
+            #expect(throws: Errno.self) { try mount.remove(nfo) }
+            #expect(try mount.contents(nfo) == [UInt8](data))
         }
     }
 
-    @Test func aPodcastsFeedArtworkIsFolderJPGAndItsEpisodesHaveEpisodeDetails() throws {
+    @Test(arguments: MountSetup.available)
+    func aPodcastsFeedArtworkIsFolderJPGAndItsEpisodesHaveEpisodeDetails(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
         try fixture.store.setPolicy(name: "sidecars", value: "nfo")
         let origin = fixture.origin
@@ -68,17 +70,37 @@ struct SidecarMountTests {
         try fixture.library.addSource(name: "owls", feedURL: url)
         _ = try fixture.library.sync(sourceName: "owls")
         let art = try #require(FileManager.default.contents(atPath: DesktopThumbnailMountTests.image))
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            let folderJPG = fixture.path("sources/owls/folder.jpg")
-            var info = stat()
-            #expect(stat(folderJPG, &info) == 0 && Int(info.st_size) == art.count)
-            #expect(FileManager.default.contents(atPath: folderJPG) == art)
-            #expect(unlink(folderJPG) != 0)
-            let nfo = try #require(FileManager.default.contents(atPath: fixture.path("sources/owls/Owls & Bats [owl-1].nfo")))
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let folderJPG = "sources/owls/folder.jpg"
+            #expect(try Int(mount.attributes(folderJPG).size) == art.count)
+            #expect(try mount.contents(folderJPG) == [UInt8](art))
+            #expect(throws: Errno.self) { try mount.remove(folderJPG) }
+            let nfo = Data(try mount.contents("sources/owls/Owls & Bats [owl-1].nfo"))
             let root = try #require(try XMLDocument(data: nfo).rootElement())
             #expect(root.name == "episodedetails")
             #expect(root.elements(forName: "showtitle").first?.stringValue == "Night Owls")
             #expect(root.elements(forName: "aired").first?.stringValue == "2023-11-14")
+        }
+    }
+}
+
+/// rsync copies an `.nfo` whole: a program's copy through the kernel, which reads as many
+/// bytes as `stat` says.
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct SidecarCopyTests {
+    @Test func rsyncCopiesEachNFOWhole() throws {
+        let (fixture, tom) = try SidecarMountTests.library()
+        let stem = String(tom.fileName!.dropLast(4))
+        let backup = fixture.directory + "/backup"
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            let data = try #require(FileManager.default.contents(atPath: fixture.path("sources/acme/\(stem).nfo")))
+            #expect(!data.isEmpty)
+            let copy = try mount.run(["rsync", "-a", fixture.path("sources") + "/", backup + "/"], deadline: 60)
+            #expect(copy.status == 0, "\(copy.stderr)")
+            #expect(FileManager.default.contents(atPath: backup + "/acme/\(stem).nfo") == data)
+            #expect(FileManager.default.fileExists(atPath: backup + "/acme/Plain [m2].nfo"))
         }
     }
 }
