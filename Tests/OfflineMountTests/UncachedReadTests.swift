@@ -1,45 +1,51 @@
 import Foundation
 import OfflineEngine
+import OfflineFUSE
 import OfflineTestSupport
 import OfflineStore
 import Testing
 
-/// Reads of bytes that are not in the cache: streamed from the origin through the engine's
-/// range fetcher, checked against the origin's bytes.
+/// Reads of bytes that are not in the cache, in both setups: streamed from the origin through
+/// the engine, checked against the origin's bytes; read-ahead that stops at the last close, a
+/// far seek answered at once, the connection opened ahead of the first read.
 extension RealMounts {
-@Suite(.serialized,
-       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
-       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+@Suite(.serialized)
 struct UncachedReadTests {
-    @Test func catOfAnUncachedItemStreamsTheOriginsBytesAndTheItemBecomesCached() throws {
+    @Test(arguments: MountSetup.available)
+    func readingAllOfAnUncachedItemStreamsTheOriginsBytesAndTheItemBecomesCached(_ setup: MountSetup) throws {
         let library = try StandardLibrary()
         let fixture = library.fixture
         let item = library.items["ep-004"]!
-        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
-            let expected = fixture.directory + "/expected"
-            try fixture.originBytes(item).write(to: URL(fileURLWithPath: expected))
-            let cmp = try mount.run(["cmp", expected, fixture.path("sources/acme/\(StandardLibrary.remote)")])
-            #expect(cmp.status == 0, "\(cmp.stdout)\(cmp.stderr)")
+        try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
+            #expect(try mount.contents("sources/acme/\(StandardLibrary.remote)") == [UInt8](fixture.originBytes(item)))
             // Every byte arrived: the item is cached, and the mount shows it so.
             #expect(waitUntil { (try? fixture.store.item(id: item.id)?.state) == .cached })
-            #expect(waitUntil { names(fixture.path("state/cached")).contains(StandardLibrary.remote) })
+            #expect(waitUntil { try mount.names("state/cached").contains(StandardLibrary.remote) })
         }
     }
 
     /// A reader that proved sequential got read-ahead megabytes beyond its reads; once it
     /// closes, the origin sends nothing more for it (issue 22: no transfer still sending 1 s
     /// after the last reader closed).
-    @Test func readAheadStopsWhenTheLastReaderCloses() throws {
+    @Test(arguments: MountSetup.available)
+    func readAheadStopsWhenTheLastReaderCloses(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("acme")
         let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "big", title: "Big", size: 64 << 20, seed: 9)])["big"])
         let path = try #require(item.mediaURL.flatMap(URL.init(string:))).path
         fixture.origin.setFault(path, .trickle(bytesPerSecond: 4 << 20))
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            // When a program reads the first 6 MiB in order (its read-ahead grows to 8 MiB) and exits
-            let head = try mount.run(["sh", "-c", "head -c 6291456 \"$0\" | wc -c", fixture.path("sources/acme/Big [big].mp4")],
-                                     deadline: 60)
-            #expect(head.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "6291456", "\(head.stderr)")
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            // When a reader reads the first 6 MiB in order (its read-ahead grows to 8 MiB) and
+            // closes (`head -c 6291456`)
+            let file = try mount.open("sources/acme/Big [big].mp4")
+            var read = 0
+            while read < 6 << 20 {
+                let chunk = try file.read(offset: Int64(read), count: 128 << 10)
+                if chunk.isEmpty { break }
+                read += chunk.count
+            }
+            file.close()
+            #expect(read == 6 << 20)
             // Then, from a second after the close, the origin sends nothing for a second
             usleep(1_000_000)  // the grace the issue allows a transfer to wind down
             let before = fixture.origin.bodyBytesSent(for: path)
@@ -52,102 +58,126 @@ struct UncachedReadTests {
     /// A player that seeks far into an item that is downloading while two other programs
     /// stream it gets its bytes from a range of its own at once, not when the download
     /// reaches them (issue 22: within 1 s).
-    @Test func aFarSeekDuringADownloadWithTwoReadersIsAnsweredAtOnce() throws {
+    @Test(arguments: MountSetup.available)
+    func aFarSeekDuringADownloadWithTwoReadersIsAnsweredAtOnce(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("acme")
         let size: Int64 = 64 << 20
         let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "big", title: "Big", size: size, seed: 21)])["big"])
         let path = try #require(item.mediaURL.flatMap(URL.init(string:))).path
         fixture.origin.setFault(path, .trickle(bytesPerSecond: 2 << 20))
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            let file = fixture.path("sources/acme/Big [big].mp4")
-            #expect(fixture.control("download sources/acme/Big [big].mp4\n") == nil)
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let file = "sources/acme/Big [big].mp4"
+            try mount.write(".control", "download \(file)\n")
             #expect(waitUntil { (try? fixture.current(item).state) == .downloading })
-            let readers = try (0..<2).map { _ in try ChildProcess.start(["dd", "if=" + file, "of=/dev/null", "bs=1M"]) }
-            defer { for reader in readers { reader.kill(SIGKILL); _ = reader.wait(deadline: 5) } }
+            // Two readers stream it from the start (`dd bs=1M`) until the test ends.
+            let readers = DispatchGroup(), stop = StopFlag()
+            for _ in 0..<2 {
+                let open = try mount.open(file)
+                DispatchQueue.global().async(group: readers) {
+                    var offset: Int64 = 0
+                    while !stop.isRaised, let chunk = try? open.read(offset: offset, count: 1 << 20), !chunk.isEmpty {
+                        offset += Int64(chunk.count)
+                    }
+                    open.close()
+                }
+            }
+            defer {
+                stop.raise()
+                readers.wait()
+            }
             // When a player seeks to 80 % and reads 64 KiB
             let offset = size * 8 / 10
             let started = ContinuousClock.now
-            let fd = open(file, O_RDONLY)
-            #expect(fd >= 0)
-            defer { close(fd) }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let count = pread(fd, &buffer, buffer.count, off_t(offset))
+            let player = try mount.open(file)
+            defer { player.close() }
+            let bytes = try player.read(offset: offset, count: 65_536)
             let waited = ContinuousClock.now - started
             // Then the bytes are the origin's, within a second
-            #expect(count == buffer.count)
-            #expect(buffer == [UInt8](fixture.originBytes(item)[Int(offset)..<Int(offset) + 65_536]))
+            #expect(bytes == [UInt8](fixture.originBytes(item)[Int(offset)..<Int(offset) + 65_536]))
             #expect(waited < .seconds(1), "the seek waited \(waited)")
         }
     }
 
-    @Test func openingAnUncachedItemFetchesItsStartBeforeTheFirstRead() throws {
+    @Test(arguments: MountSetup.available)
+    func openingAnUncachedItemFetchesItsStartBeforeTheFirstRead(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
-        let (item, mediaPath) = try oneVideo(fixture, size: 8 << 20, seed: 12)
-        try withMount(fixture) { (_: MountedLibrary) throws in
-            let fd = open(fixture.path("sources/big/Video [v].mp4"), O_RDONLY)
-            #expect(fd >= 0)
-            defer { close(fd) }
+        let (item, mediaPath) = try Self.oneVideo(fixture, size: 8 << 20, seed: 12)
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let file = try mount.open("sources/big/Video [v].mp4")
+            defer { file.close() }
             // Opened, not read yet: the origin is already asked for the file's start.
             #expect(eventually { !fixture.origin.requests(for: mediaPath).isEmpty })
             #expect(fixture.origin.requests(for: mediaPath).first?.header("range")?.hasPrefix("bytes=0-") == true)
             // And the first read gets the origin's bytes.
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            #expect(pread(fd, &buffer, buffer.count, 0) == buffer.count)
-            #expect(buffer == [UInt8](fixture.originBytes(item).prefix(65_536)))
+            #expect(try file.read(offset: 0, count: 65_536) == [UInt8](fixture.originBytes(item).prefix(65_536)))
         }
     }
 
-    @Test func listingAFolderOpensAConnectionToItsItemsOriginAheadOfTheFirstRead() throws {
+    @Test(arguments: MountSetup.available)
+    func listingAFolderOpensAConnectionToItsItemsOriginAheadOfTheFirstRead(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
-        let (item, mediaPath) = try oneVideo(fixture, size: 1 << 20, seed: 13)
-        try withMount(fixture) { (mount: MountedLibrary) throws in
+        let (item, mediaPath) = try Self.oneVideo(fixture, size: 1 << 20, seed: 13)
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             // When a file manager shows the item's folder
-            #expect(names(fixture.path("sources/big")).contains("Video [v].mp4"))
+            #expect(try mount.names("sources/big").contains("Video [v].mp4"))
             // Then the origin gets one HEAD for the item (a connection for the read to come)
             // The warm-up runs on a background thread after the mount starts; on a loaded
             // two-core machine that took up to 10 s, hence the wide bound.
             #expect(eventually(within: 30) { fixture.origin.requests(for: mediaPath).map(\.method) == ["HEAD"] },
                     "\(fixture.origin.requests(for: mediaPath))")
             // And the folder shown again, then the item read: its bytes, and no second HEAD
-            _ = names(fixture.path("sources/big"))
-            let expected = fixture.directory + "/expected"
-            try fixture.originBytes(item).write(to: URL(fileURLWithPath: expected))
-            let cmp = try mount.run(["cmp", expected, fixture.path("sources/big/Video [v].mp4")])
-            #expect(cmp.status == 0, "\(cmp.stdout)\(cmp.stderr)")
+            _ = try mount.names("sources/big")
+            #expect(try mount.contents("sources/big/Video [v].mp4") == [UInt8](fixture.originBytes(item)))
             let requests = fixture.origin.requests(for: mediaPath)
             #expect(requests.filter { $0.method == "HEAD" }.count == 1, "\(requests)")
         }
     }
 
-    @Test func randomPreadAndMmapOfAnUncachedItemMatchTheOrigin() throws {
+    @Test(arguments: MountSetup.available)
+    func randomReadsOfAnUncachedItemMatchTheOrigin(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
-        let (item, _) = try oneVideo(fixture, size: 24 << 20, seed: 99)
-        try withMount(fixture) { (_: MountedLibrary) throws in
-            try checkRandomReads(path: fixture.path("sources/big/Video [v].mp4"),
-                                 expected: [UInt8](fixture.originBytes(item)), seed: 7, count: 200)
+        let (item, _) = try Self.oneVideo(fixture, size: 24 << 20, seed: 99)
+        let expected = [UInt8](fixture.originBytes(item))
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let path = "sources/big/Video [v].mp4"
+            #expect(try mount.attributes(path).size == UInt64(expected.count))
+            let file = try mount.open(path)
+            defer { file.close() }
+            var random = SplitMix(seed: 7)
+            for _ in 0..<200 {
+                let offset = Int(random.next() % UInt64(expected.count))
+                let length = Int(random.next() % 300_000) + 1
+                let got = try file.read(offset: Int64(offset), count: length)
+                let want = min(length, expected.count - offset)
+                #expect(got.count == want, "read at \(offset) of \(length)")
+                if got.count == want && got[...] != expected[offset..<offset + want] {
+                    Issue.record("read at \(offset) of \(length): bytes differ")
+                    return
+                }
+            }
         }
     }
 
-    @Test func eightConcurrentReadersWhileTheFileFillsGetTheOriginsBytes() throws {
+    @Test(arguments: MountSetup.available)
+    func eightConcurrentReadersWhileTheFileFillsGetTheOriginsBytes(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
-        let (item, _) = try oneVideo(fixture, size: 32 << 20, seed: 5)
+        let (item, _) = try Self.oneVideo(fixture, size: 32 << 20, seed: 5)
         let expected = [UInt8](fixture.originBytes(item))
-        try withMount(fixture) { (_: MountedLibrary) throws in
-            let path = fixture.path("sources/big/Video [v].mp4")
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let path = "sources/big/Video [v].mp4"
             let failures = Mutex(0)
             DispatchQueue.concurrentPerform(iterations: 8) { reader in
-                let fd = open(path, O_RDONLY)
-                defer { close(fd) }
+                guard let file = try? mount.open(path) else { return failures.withLock { $0 += 1 } }
+                defer { file.close() }
                 let chunk = expected.count / 8
                 var random = SplitMix(seed: UInt64(reader))
                 var offset = chunk * reader
                 while offset < chunk * (reader + 1) {
                     let length = Int(random.next() % 200_000) + 1
-                    var buffer = [UInt8](repeating: 0, count: length)
-                    let got = pread(fd, &buffer, length, off_t(offset))
+                    let got = (try? file.read(offset: Int64(offset), count: length)) ?? []
                     let want = min(length, expected.count - offset)
-                    if got != want || buffer[0..<want] != expected[offset..<offset + want] {
+                    if got.count != want || got[...] != expected[offset..<offset + want] {
                         failures.withLock { $0 += 1 }
                         return
                     }
@@ -158,24 +188,23 @@ struct UncachedReadTests {
         }
     }
 
-    @Test func originContentChangeNeverMixesOldAndNewBytes() throws {
+    @Test(arguments: MountSetup.available)
+    func originContentChangeNeverMixesOldAndNewBytes(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
-        let (item, _) = try oneVideo(fixture, source: "mutable", size: 4 << 20, seed: 1)
+        let (item, _) = try Self.oneVideo(fixture, source: "mutable", size: 4 << 20, seed: 1)
         let old = [UInt8](fixture.originBytes(item))
         let new = [UInt8](OfflineTestSupportBytes.generated(size: 4 << 20, seed: 2))
-        try withMount(fixture) { (_: MountedLibrary) throws in
-            let path = fixture.path("sources/mutable/Video [v].mp4")
-            let fd = open(path, O_RDONLY)
-            defer { close(fd) }
-            var head = [UInt8](repeating: 0, count: 1 << 20)
-            #expect(pread(fd, &head, head.count, 0) == head.count)
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let file = try mount.open("sources/mutable/Video [v].mp4")
+            defer { file.close() }
+            let head = try file.read(offset: 0, count: 1 << 20)
+            #expect(head.count == 1 << 20)
             // The origin's file changes (same size, new ETag) between two reads.
             let url = try #require(item.mediaURL.flatMap(URL.init(string:)))
             fixture.origin.changeContent(url.path, .generated(size: 4 << 20, seed: 2, contentType: "video/mp4"))
-            var tail = [UInt8](repeating: 0, count: 1 << 20)
-            let got = pread(fd, &tail, tail.count, 3 << 20)
+            let tail = (try? file.read(offset: 3 << 20, count: 1 << 20)) ?? []
             // Either an error, or bytes all from one version: never a mix.
-            if got == tail.count {
+            if tail.count == 1 << 20 {
                 let fromOld = head == Array(old[0..<(1 << 20)]) && tail == Array(old[(3 << 20)...])
                 let fromNew = tail == Array(new[(3 << 20)...])
                 #expect(fromOld || fromNew)
@@ -185,17 +214,39 @@ struct UncachedReadTests {
 
     /// A library with one source, `source`, holding one video `v` ("Video [v].mp4") of `size`
     /// generated bytes; the item and the path its media has at the origin.
-    private func oneVideo(_ fixture: LibraryFixture, source name: String = "big", size: Int64, seed: UInt64) throws
+    static func oneVideo(_ fixture: LibraryFixture, source name: String = "big", size: Int64, seed: UInt64) throws
         -> (item: Item, mediaPath: String) {
         let source = try fixture.addSource(name)
         let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v", title: "Video", size: size, seed: seed)])["v"])
         return (item, try #require(item.mediaURL.flatMap(URL.init(string:))).path)
     }
 }
+
+/// `mmap` of an uncached item: page faults are the kernel's reads, so this needs a real mount.
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct UncachedMappedReadTests {
+    @Test func randomPreadAndMmapOfAnUncachedItemMatchTheOrigin() throws {
+        let fixture = try LibraryFixture()
+        let (item, _) = try UncachedReadTests.oneVideo(fixture, size: 24 << 20, seed: 99)
+        try withMount(fixture) { (_: MountedLibrary) throws in
+            try checkRandomReads(path: fixture.path("sources/big/Video [v].mp4"),
+                                 expected: [UInt8](fixture.originBytes(item)), seed: 7, count: 200)
+        }
+    }
+}
 }
 
 import OfflineTestSupport
 import Synchronization
+
+/// Tells threads a test started to stop.
+final class StopFlag: Sendable {
+    private let raised = Atomic(false)
+    func raise() { raised.store(true, ordering: .relaxed) }
+    var isRaised: Bool { raised.load(ordering: .relaxed) }
+}
 
 enum OfflineTestSupportBytes {
     static func generated(size: Int64, seed: UInt64) -> Data { TestOrigin.generatedBytes(size: size, seed: seed) }

@@ -41,6 +41,8 @@ protocol LibraryMount: Sendable {
     func openForWriting(_ path: String, append: Bool) throws(Errno) -> any WritableItem
     /// `rm`.
     func remove(_ path: String) throws(Errno)
+    /// `statvfs(3)` of the mount (`df`, `df -i`).
+    func statistics() throws(Errno) -> FileSystemStatistics
     /// Opens `path` for reading; the caller closes it.
     func open(_ path: String) throws(Errno) -> any OpenItem
     /// Tries a change a read-only library refuses; the errno it got (nil: it was done).
@@ -53,7 +55,7 @@ extension LibraryMount {
 }
 
 /// A file open for reading.
-protocol OpenItem {
+protocol OpenItem: Sendable {
     func read(offset: Int64, count: Int) throws(Errno) -> [UInt8]
     func close()
 }
