@@ -1,10 +1,12 @@
 import Foundation
+import OfflineFUSE
 import OfflineStore
 import OfflineTestSupport
 import Testing
 
 /// Play tracking through a real mount (docs/playback.md): mpv's reads leave a resume point
-/// and a watched mark; backups and scanners leave nothing; marks written by hand persist.
+/// and a watched mark; backups and scanners leave nothing. Kernel-only: the readers are
+/// programs, told apart by name.
 extension RealMounts {
 @Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
@@ -140,23 +142,30 @@ struct PlaybackMountTests {
             #expect(try fixture.store.licence(itemID: item.id)?.firstPlayedAt == nil, "\(item.contentID)")
         }
     }
+}
 
-    @Test func marksWrittenByHandSurviveARemount() throws {
-        let (fixture, items) = try Self.videos()
-        let name = try #require(items[0].fileName)
-        let media = fixture.path("sources/acme/\(name)")
-        try withMount(fixture) { (mount: MountedLibrary) throws in
-            #expect(try mount.run(["setfattr", "-n", "user.offline.position", "-v", "42", media]).status == 0)
-            #expect(Self.xattr("user.offline.position", media) == "42")
-            let bad = try mount.run(["setfattr", "-n", "user.offline.position", "-v", "soon", media])
-            #expect(bad.status != 0 && bad.stderr.contains("Invalid argument"), "\(bad.stderr)")
-            #expect(try mount.run(["setfattr", "-n", "user.offline.watched", "-v", "1", media]).status == 0)
-            #expect(try mount.run(["setfattr", "-n", "user.offline.watched", "-v", "0", media]).status == 0)
-            #expect(try mount.run(["setfattr", "-n", "user.offline.position", "-v", "42", media]).status == 0)
+/// Play marks written by hand (`setfattr`), in both setups: they persist across a remount, and
+/// a bad value is refused.
+@Suite(.serialized)
+struct PlayMarkTests {
+    @Test(arguments: MountSetup.available)
+    func marksWrittenByHandSurviveARemount(_ setup: MountSetup) throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v1", title: "Video 1", size: 100_000,
+                                                                    duration: PlaybackMountTests.duration)])["v1"])
+        let media = "sources/acme/\(try #require(item.fileName))"
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            try mount.setXattr(media, "user.offline.position", "42")
+            #expect(try mount.xattr(media, "user.offline.position") == "42")
+            #expect(throws: Errno.invalidArgument) { try mount.setXattr(media, "user.offline.position", "soon") }
+            try mount.setXattr(media, "user.offline.watched", "1")
+            try mount.setXattr(media, "user.offline.watched", "0")
+            try mount.setXattr(media, "user.offline.position", "42")
         }
-        try withMount(fixture) { (_: MountedLibrary) throws in
-            #expect(Self.xattr("user.offline.position", media) == "42")
-            #expect(Self.xattr("user.offline.watched", media) == "0")
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            #expect(try mount.xattr(media, "user.offline.position") == "42")
+            #expect(try mount.xattr(media, "user.offline.watched") == "0")
         }
     }
 }
