@@ -1,10 +1,12 @@
 import Foundation
+import OfflineFUSE
 import OfflineStore
 import OfflineTestSupport
 import Testing
 
 /// The mount as backups see it: times that no download moves, link counts that say an item
-/// listed in several folders is one file, and a file system with room left.
+/// listed in several folders is one file, and a file system with room left. Kernel-only: the
+/// backups are programs (`rsync`, `tar`) reading through the page cache.
 extension RealMounts {
 @Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
@@ -55,31 +57,17 @@ struct BackupTests {
         }
     }
 
-    @Test func timesHoldStillAcrossADownloadAndLinksCountTheFolders() throws {
-        // Given one uncached item listed in its source and two categories
+    @Test func aTarOfTheWholeMountKeepsOneCopyOfAnItemListedSixTimes() throws {
+        // Given one cached item listed in its source, two categories, state/cached, recent/
+        // and unwatched/
         let fixture = try LibraryFixture()
         let source = try fixture.addSource("acme")
         let item = try #require(try fixture.merge(source, [
             ItemSpec(contentID: "v", title: "Video", size: 400_000, seed: 3, categories: [["news"], ["family"]]),
         ])["v"])
-        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
-            let path = fixture.path("sources/acme/Video [v].mp4")
-            var before = stat()
-            #expect(stat(path, &before) == 0)
-            #expect(Int(before.st_mtim.tv_sec) == Self.published)
-            #expect(Int(before.st_ctim.tv_sec) == Self.published)
-            #expect(before.st_nlink == 3)
-
-            // When it is downloaded (and so also listed in state/cached, recent/ and unwatched/)
-            #expect(fixture.control("download sources/acme/Video [v].mp4\n") == nil)
-            #expect(waitUntil { (try? fixture.current(item).state) == .cached })
-            var after = stat()
-            #expect(waitUntil { stat(path, &after) == 0 && after.st_nlink == 6 }, "nlink \(after.st_nlink)")
-            // Then its times have not moved
-            #expect(Int(after.st_mtim.tv_sec) == Self.published)
-            #expect(Int(after.st_ctim.tv_sec) == Self.published)
-
-            // And a tar of the whole mount keeps one copy: its five other names are links to it.
+        try fixture.cache(item)
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // When tar archives the whole mount, then its five other names are links to one copy.
             // (One argument: tar looks for links among separately named files whatever
             // their link count.)
             let archive = fixture.directory + "/backup.tar"
@@ -89,11 +77,44 @@ struct BackupTests {
             let names = listing.stdout.split(separator: "\n").filter { $0.contains("Video [v].mp4") }
             #expect(names.count == 6, "\(listing.stdout)")
             #expect(names.filter { $0.contains(" link to ") }.count == 5, "\(listing.stdout)")
+        }
+    }
+}
+
+/// What backups rely on, in both setups: times that no download moves, link counts that say
+/// an item listed in several folders is one file, and a file system with room left.
+@Suite(.serialized)
+struct BackupAttributeTests {
+    @Test(arguments: MountSetup.available)
+    func timesHoldStillAcrossADownloadAndLinksCountTheFolders(_ setup: MountSetup) throws {
+        // Given one uncached item listed in its source and two categories
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let item = try #require(try fixture.merge(source, [
+            ItemSpec(contentID: "v", title: "Video", size: 400_000, seed: 3, categories: [["news"], ["family"]]),
+        ])["v"])
+        try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
+            let path = "sources/acme/Video [v].mp4"
+            let before = try mount.attributes(path)
+            #expect(before.modificationTime.seconds == BackupTests.published)
+            #expect(before.changeTime.seconds == BackupTests.published)
+            #expect(before.linkCount == 3)
+
+            // When it is downloaded (and so also listed in state/cached, recent/ and unwatched/)
+            try mount.write(".control", "download \(path)\n")
+            #expect(waitUntil { (try? fixture.current(item).state) == .cached })
+            var after = before
+            #expect(waitUntil {
+                after = try mount.attributes(path)
+                return after.linkCount == 6
+            }, "nlink \(after.linkCount)")
+            // Then its times have not moved
+            #expect(after.modificationTime.seconds == BackupTests.published)
+            #expect(after.changeTime.seconds == BackupTests.published)
 
             // And the file system reports room for more files, not "100 % of inodes used"
-            var info = statvfs()
-            #expect(statvfs(fixture.mountpoint, &info) == 0)
-            #expect(info.f_files > 0 && info.f_ffree > 0)
+            let statistics = try mount.statistics()
+            #expect(statistics.totalFiles > 0 && statistics.freeFiles > 0)
         }
     }
 }

@@ -159,6 +159,12 @@ final class DirectMount: LibraryMount {
         }
     }
 
+    func statistics() throws(Errno) -> FileSystemStatistics {
+        guard case .statistics(let statistics) = try answer(session.call { self.fileSystem.statfs(inode: rootInode, reply: $0) })
+        else { throw Errno.ioError }
+        return statistics
+    }
+
     func removeXattr(_ path: String, _ name: String) throws(Errno) {
         try withInode(path) { inode throws(Errno) in
             _ = try answer(session.call { self.fileSystem.removexattr(inode: inode, name: name, reply: $0) })

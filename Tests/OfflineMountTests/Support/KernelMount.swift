@@ -184,4 +184,18 @@ extension KernelMount {
         try Self.check(Int(fd))
         return KernelWritableItem(fd: fd)
     }
+
+    func statistics() throws(Errno) -> FileSystemStatistics {
+        var info = statvfs()
+        try Self.check(Int(statvfs(root, &info)))
+        var statistics = FileSystemStatistics()
+        statistics.blockSize = info.f_bsize
+        statistics.totalBlocks = UInt64(info.f_blocks)
+        statistics.freeBlocks = UInt64(info.f_bfree)
+        statistics.availableBlocks = UInt64(info.f_bavail)
+        statistics.totalFiles = UInt64(info.f_files)
+        statistics.freeFiles = UInt64(info.f_ffree)
+        statistics.availableFiles = UInt64(info.f_favail)
+        return statistics
+    }
 }
