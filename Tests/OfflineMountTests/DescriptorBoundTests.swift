@@ -6,6 +6,7 @@ import Testing
 
 /// A mount runs for weeks: however many items are read, its descriptors and memory stay
 /// bounded, under the open-file limit a desktop session gives (here 256, a quarter of the usual).
+/// Kernel-only: the limit and the counts are the daemon process's (`prlimit`, `/proc/<pid>`).
 extension RealMounts {
 @Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),

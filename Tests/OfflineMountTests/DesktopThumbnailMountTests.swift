@@ -6,7 +6,8 @@ import Testing
 
 /// The desktop's thumbnails written by the mount (freedesktop.org thumbnail standard): after a
 /// listing, each item with a catalog thumbnail has a valid PNG that file managers find by its
-/// URI, and no media byte was fetched for it.
+/// URI, and no media byte was fetched for it. Kernel-only: the URIs name paths under a real
+/// mount point, and the cache folder comes from the daemon's environment (`XDG_CACHE_HOME`).
 extension RealMounts {
 @Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),

@@ -4,7 +4,8 @@ import OfflineTestSupport
 import Testing
 
 /// What a file manager's menu runs on files selected in a mount (`offlinefs action`, from the
-/// Dolphin service menu, the Nautilus scripts and the Thunar actions).
+/// Dolphin service menu, the Nautilus scripts and the Thunar actions). Kernel-only: the command
+/// finds the library from the selected files' paths under a real mount.
 extension RealMounts {
 @Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
