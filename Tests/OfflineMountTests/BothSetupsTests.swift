@@ -57,6 +57,31 @@ struct BothSetupsTests {
     }
 
     @Test(arguments: MountSetup.available)
+    func cachedItemsReadAsTheOriginsBytesEverywhereTheyAreListedAndAtRandomOffsets(_ setup: MountSetup) throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            // Every cached item, 0 and 1 byte included, in every place it appears
+            for (id, name, folder) in [("ep-001", StandardLibrary.launch, "sources/acme"), ("ep-001", StandardLibrary.launch, "recent"),
+                                       ("ep-002", StandardLibrary.tiny, "sources/acme"), ("ep-003", StandardLibrary.empty, "state/cached"),
+                                       ("b-1", StandardLibrary.other, "categories/news")] {
+                #expect(try mount.contents("\(folder)/\(name)") == [UInt8](fixture.originBytes(library.items[id]!)), "\(folder)/\(name)")
+            }
+            // Seeded random reads of one open file against the origin's bytes (fsx style)
+            let expected = [UInt8](fixture.originBytes(library.items["ep-001"]!))
+            let file = try mount.open("sources/acme/\(StandardLibrary.launch)")
+            defer { file.close() }
+            var random = SplitMix(seed: 42)
+            for _ in 0..<300 {
+                let offset = Int(random.next() % UInt64(expected.count))
+                let length = Int(random.next() % 300_000) + 1
+                let want = min(length, expected.count - offset)
+                #expect(try file.read(offset: Int64(offset), count: length)[...] == expected[offset..<offset + want], "at \(offset) of \(length)")
+            }
+        }
+    }
+
+    @Test(arguments: MountSetup.available)
     func extendedAttributesShowStateAndTakeThePlayMarks(_ setup: MountSetup) throws {
         let library = try StandardLibrary()
         let fixture = library.fixture

@@ -4,10 +4,11 @@ import OfflineTestSupport
 import OfflineStore
 import Testing
 
-/// Reads of cached items through `cat` and `mmap`, a rental's play clock started by a player
+/// Reads of cached items through `cmp` and `mmap`, a rental's play clock started by a player
 /// program only, and an unprivileged user (HARDENING tests 3, 13). Kernel-only: page-cache
-/// reads, programs told apart by name, and permissions. Refused writes, eviction by `rm`,
-/// licences, hostile names and the origin offline run in both setups in BothSetupsTests.
+/// reads, programs told apart by name, and permissions. The same reads without `mmap`, refused
+/// writes, eviction by `rm`, licences, hostile names and the origin offline run in both
+/// setups in BothSetupsTests.
 extension RealMounts {
 @Suite(.serialized, .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
