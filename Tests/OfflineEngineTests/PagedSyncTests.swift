@@ -1,5 +1,6 @@
 import Foundation
 import OfflineEngine
+import OfflineFeeds
 import OfflineStore
 import OfflineTestSupport
 import Testing
@@ -89,5 +90,41 @@ import Testing
         origin.clearFaults()
         #expect(try temp.library.sync().allSatisfy(\.succeeded))
         #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "b", "new"])
+    }
+
+    @Test func catalogOverTheItemCapMergesNoPagePastIt() throws {
+        // Given a two-page catalog of four items and a cap of three
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        var settings = SyncSettings()
+        settings.feedLimits.maxItems = 3
+        let temp = try TemporaryLibrary(settings: settings)
+        try temp.library.addSource(name: "src", feedURL: Self.serve(origin, first: ["a", "b"], second: ["c", "d"]))
+
+        // When it syncs
+        let report = try #require(try temp.library.sync().first)
+
+        // Then the sync fails on the cap, and the page that crossed it was not merged
+        #expect(!report.succeeded)
+        #expect(report.summary.contains("more than 3 items"), "\(report.summary)")
+        #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "b"])
+    }
+
+    @Test func pagingThatLoopsBackStopsWithAWarningAndCompletes() throws {
+        // Given a catalog whose second page points back at the first
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        origin.serveFeed(path: "/p2.json", json: #"{"offlinefs": 1, "items": [{"id": "b", "title": "b", "type": "video", "url": "/b.mp4", "size": 1}], "next": "/p1.json"}"#)
+        let feed = origin.serveFeed(path: "/p1.json", json: #"{"offlinefs": 1, "items": [{"id": "a", "title": "a", "type": "video", "url": "/a.mp4", "size": 1}], "next": "/p2.json"}"#)
+        let temp = try TemporaryLibrary()
+        try temp.library.addSource(name: "src", feedURL: feed)
+
+        // When it syncs
+        let report = try #require(try temp.library.sync().first)
+
+        // Then both pages are listed, once each, and the loop is a warning
+        #expect(report.succeeded, "\(report.summary)")
+        #expect(report.warnings.contains { $0.contains("loops back") }, "\(report.warnings)")
+        #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "b"])
     }
 }
