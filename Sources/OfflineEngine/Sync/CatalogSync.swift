@@ -72,14 +72,36 @@ public struct CatalogSync: Sendable {
         var sizer = CatalogSizer(store: store, source: source,
                                  probe: SizeProbe(client: client, settings: settings,
                                                   destinationPolicy: fetcher.destinationPolicy))
-        var seenIDs = Set<String>()
-        var items = feed.items.filter { seenIDs.insert($0.contentID).inserted }
+        let paging = Paging(pagesFetched: report.pagesFetched)
+        var items = feed.items.filter { paging.seenIDs.insert($0.contentID).inserted }
         feed.items = []
+        // The next pages are fetched and parsed on a thread of their own while this one merges.
+        let handoff = PageHandoff<[FeedItem]>()
+        let pagesDone = DispatchSemaphore(value: 0)
+        let pagingFeed = feed
+        let pager = Thread { [self] in
+            defer { pagesDone.signal() }
+            do throws(SyncFailure) {
+                try followPages(from: pagingFeed, fetcher: fetcher, seenIDs: &paging.seenIDs,
+                                pagesFetched: &paging.pagesFetched, warnings: &paging.warnings) { (page) throws(SyncFailure) in
+                    guard handoff.put(page) else { throw SyncFailure("sync stopped") }
+                }
+                handoff.finish(nil)
+            } catch {
+                handoff.finish(error)
+            }
+        }
+        pager.name = "offlinefs-sync-pages"
+        pager.start()
+        defer {
+            handoff.cancel()
+            pagesDone.wait()
+            report.pagesFetched = paging.pagesFetched
+            report.warnings += paging.warnings
+        }
         report.sizesProbed += try mergePage(&items, sizer: &sizer, merge: &merge)
-        var probed = 0
-        defer { report.sizesProbed += probed }
-        try followPages(from: feed, fetcher: fetcher, seenIDs: &seenIDs, report: &report) { (page) throws(SyncFailure) in
-            probed += try mergePage(&page, sizer: &sizer, merge: &merge)
+        while var page = try handoff.take() {
+            report.sizesProbed += try mergePage(&page, sizer: &sizer, merge: &merge)
         }
         let merged = try record { try merge!.finish(title: feed.title, isComplete: true) }
         try record {
@@ -117,31 +139,39 @@ public struct CatalogSync: Sendable {
         }
     }
 
+    /// What the paging thread keeps: its own until the merging thread has waited for it.
+    private final class Paging: @unchecked Sendable {
+        var seenIDs = Set<String>()
+        var pagesFetched: Int
+        var warnings: [String] = []
+        init(pagesFetched: Int) { self.pagesFetched = pagesFetched }
+    }
+
     /// Hands on the new items of every `next` page, stopping at loops and at the page and item
     /// caps (checked before a page is handed on, so a catalog over the cap merges no more).
     private func followPages(from feed: ParsedFeed, fetcher: FeedFetcher, seenIDs: inout Set<String>,
-                             report: inout SyncReport,
-                             each: (inout [FeedItem]) throws(SyncFailure) -> Void) throws(SyncFailure) {
+                             pagesFetched: inout Int, warnings: inout [String],
+                             each: ([FeedItem]) throws(SyncFailure) -> Void) throws(SyncFailure) {
         var seenPages: Set<String> = []
         var next = feed.nextPageURL
         while let url = next {
             guard seenPages.insert(url).inserted else {
-                report.warnings.append("catalog paging loops back to \(url); stopped there")
+                warnings.append("catalog paging loops back to \(url); stopped there")
                 return
             }
-            guard report.pagesFetched < settings.maxPages else {
+            guard pagesFetched < settings.maxPages else {
                 throw SyncFailure("catalog has more than \(settings.maxPages) pages")
             }
             let document = try fetcher.fetchPage(url: url)
-            report.pagesFetched += 1
+            pagesFetched += 1
             var page = try parse(document, kindHint: feed.kind)
-            report.warnings += page.warnings
-            var items = page.items.filter { seenIDs.insert($0.contentID).inserted }
+            warnings += page.warnings
+            let items = page.items.filter { seenIDs.insert($0.contentID).inserted }
             page.items = []
             guard seenIDs.count <= settings.feedLimits.maxItems else {
                 throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
             }
-            try each(&items)
+            try each(items)
             next = page.nextPageURL
         }
     }
