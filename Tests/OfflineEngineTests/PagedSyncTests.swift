@@ -41,13 +41,17 @@ import Testing
         #expect(try Self.contentIDs(folder) == ["a", "b", "c", "old"])
 
         // When the catalog changes (a new item on each page, one item gone) and the sync is
-        // killed while it waits for the second page
+        // killed while it waits for the second page, once the first page is committed (the
+        // second is asked for while the first merges)
         _ = Self.serve(origin, first: ["a", "b", "new1"], second: ["c", "new2"])
         origin.setFault("/p2.json", .stallBeforeHeaders(seconds: 30))
         origin.clearLog()
         let child = try ChildProcess.start([CrashTests.executable, "sync"] + library)
-        let asked = Date(timeIntervalSinceNow: 20)
-        while origin.requests(for: "/p2.json").isEmpty && Date() < asked { usleep(10_000) }
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while try origin.requests(for: "/p2.json").isEmpty || !Self.contentIDs(folder).contains("new1"),
+              Date() < deadline {
+            usleep(10_000)
+        }
         #expect(!origin.requests(for: "/p2.json").isEmpty, "the sync asked for the second page")
         child.kill(SIGKILL)
         #expect(child.wait(deadline: 5))
