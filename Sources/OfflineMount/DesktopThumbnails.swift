@@ -24,15 +24,10 @@ final class DesktopThumbnails: Sendable {
     private let logger: Logger
     private let queue = DispatchQueue(label: "offlinefs.desktop-thumbnails")
 
-    /// A file of a listed folder: where it is, its item, its time.
-    private struct Listed: Hashable {
-        var folder: UInt64
-        var name: FileName
-        var path: String
-    }
     private struct State {
-        /// The listed paths of each item, for removals and `fail/` clean-ups.
-        var paths: [Int64: Set<Listed>] = [:]
+        /// The folders listed so far, whose files' entries follow the tree: a set of folders,
+        /// not of paths, so that memory does not grow with the items listed.
+        var listedFolders: Set<UInt64> = []
         /// Entries known to be written for a path at an mtime (no re-read of the PNG).
         var written: [String: Int] = [:]
     }
@@ -57,37 +52,50 @@ final class DesktopThumbnails: Sendable {
               let folder = snapshot.folders[inode] else { return }
         queue.async { [self] in
             guard enabled() else { return }
+            state.withLock { _ = $0.listedFolders.insert(inode) }
             var done = 0
-            for child in folder.children where !child.isDirectory {
-                guard case .itemFile(let itemID, file: 0)? = NodeID(inode: child.inode), let item = snapshot.items[itemID] else { continue }
-                let listed = Listed(folder: inode, name: child.name, path: mountpoint + "/" + folderPath + "/" + child.name.description)
-                state.withLock { _ = $0.paths[itemID, default: []].insert(listed) }
-                guard done < Self.perListing, item.files.contains(where: { $0.key == "thumbnail" }) else { continue }
-                if write(listed.path, itemID: itemID, mtime: item.modificationTime.seconds) { done += 1 }
+            for child in folder.children where !child.isDirectory && done < Self.perListing {
+                guard case .itemFile(let itemID, file: 0)? = NodeID(inode: child.inode), let item = snapshot.items[itemID],
+                      item.files.contains(where: { $0.key == "thumbnail" }) else { continue }
+                let path = mountpoint + "/" + folderPath + "/" + child.name.description
+                if write(path, itemID: itemID, mtime: item.modificationTime.seconds) { done += 1 }
             }
         }
     }
 
-    /// The tree changed: entries of listed paths that are gone go too, and items now cached
-    /// lose their `fail/` entries (a thumbnailer may now read them whole).
+    /// The tree changed: entries of the files of listed folders that are gone go too, and
+    /// items now cached lose their `fail/` entries (a thumbnailer may now read them whole).
     func treeChanged(from old: TreeSnapshot, to new: TreeSnapshot) {
         queue.async { [self] in
-            let tracked = state.withLock { $0.paths }
-            for (itemID, listed) in tracked {
-                let newItem = new.items[itemID]
-                let nowCached = newItem?.state == .cached && old.items[itemID]?.state != .cached
-                for entry in listed {
-                    let present = newItem != nil && new.folders[entry.folder]?.child(named: entry.name) != nil
-                    // Most refreshes change nothing of a listed path: no URI or MD5 made then.
-                    guard !present || nowCached, let file = cache.entryName(of: entry.path) else { continue }
+            let listed = state.withLock { $0.listedFolders }
+            guard !listed.isEmpty else { return }
+            var nowCached = Set<Int64>()
+            for item in new.items where item.state == .cached && old.items[item.id]?.state != .cached {
+                nowCached.insert(item.id)
+            }
+            for inode in listed {
+                guard let oldFolder = old.folders[inode], let folderPath = Self.path(of: inode, in: old) else { continue }
+                let newFolder = new.folders[inode]
+                if newFolder == nil { state.withLock { _ = $0.listedFolders.remove(inode) } }
+                // Most refreshes change nothing of a folder: its files are walked only when it
+                // changed, else only the items now cached are looked up in it.
+                let unchanged = newFolder.map { $0.children == oldFolder.children } ?? false
+                let candidates: [TreeChild] = unchanged
+                    ? nowCached.compactMap { id in
+                        old.items[id]?.files.first.flatMap { oldFolder.child(named: $0.name) }
+                            .flatMap { NodeID(inode: $0.inode) == .itemFile(itemID: id, file: 0) ? $0 : nil }
+                    }
+                    : oldFolder.children.filter { !$0.isDirectory }
+                for child in candidates {
+                    guard case .itemFile(let itemID, file: 0)? = NodeID(inode: child.inode) else { continue }
+                    let present = new.items[itemID] != nil && newFolder?.child(named: child.name) != nil
+                    guard !present || nowCached.contains(itemID) else { continue }
+                    let path = mountpoint + "/" + folderPath + "/" + child.name.description
+                    guard let file = cache.entryName(of: path) else { continue }
                     if !present {
                         cache.remove(file)
-                        state.withLock { s in
-                            s.paths[itemID]?.remove(entry)
-                            if s.paths[itemID]?.isEmpty == true { s.paths[itemID] = nil }
-                            s.written[entry.path] = nil
-                        }
-                    } else if nowCached {
+                        state.withLock { _ = $0.written.removeValue(forKey: path) }
+                    } else {
                         cache.removeFailures(file)
                     }
                 }

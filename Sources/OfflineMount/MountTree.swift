@@ -63,11 +63,14 @@ public final class MountTree: Sendable {
     /// calls `changed` with the old and new trees when it did. Blocking (store reads): not for
     /// requests.
     /// - Returns: whether it rebuilt.
+    /// - Parameter opening: whether requests waiting for the first build go on after it
+    ///   (false: the caller opens them with `openWithoutBuilding()`).
     @discardableResult
-    public func refresh(force: Bool = false, changed: (_ old: TreeSnapshot, _ new: TreeSnapshot) -> Void = { _, _ in }) -> Bool {
+    public func refresh(force: Bool = false, opening: Bool = true,
+                        changed: (_ old: TreeSnapshot, _ new: TreeSnapshot) -> Void = { _, _ in }) -> Bool {
         var trees = building.withLock { token in build(force: force, token: &token) }
         // After the first attempt requests go on, with the last good tree if it failed.
-        openWithoutBuilding()
+        if opening { openWithoutBuilding() }
         guard trees != nil else { return false }
         if let (old, new) = trees.take() { changed(old, new) }
         // The old tree and the rows it was built from are gone now. malloc keeps what they

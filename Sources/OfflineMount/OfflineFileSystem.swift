@@ -1,3 +1,4 @@
+import Dispatch
 public import Foundation
 public import Logging
 public import OfflineEngine
@@ -114,16 +115,33 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.
     /// Requests that arrive before the tree is built wait for it (`MountTree.snapshot`), so
     /// this may run on a thread of its own while the session already serves.
-    /// - Parameter backingFiles: the session's, for passthrough opens of cached media.
-    public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration) {
+    /// - Parameters:
+    ///   - backingFiles: the session's, for passthrough opens of cached media.
+    ///   - alongside: runs on this thread while the tree builds on another (the library's
+    ///     integrity check); requests wait for both. When it returns false nothing starts,
+    ///     requests keep waiting (until `stop`), and `start` returns false.
+    @discardableResult
+    public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration,
+                      alongside: () -> Bool = { true }) -> Bool {
         self.notifier.withLock { $0 = notifier }
         if let backingFiles { openFiles.passthrough.attach(backingFiles) }
-        tree.refresh(force: true)
+        let built = DispatchSemaphore(value: 0)
+        let builder = Thread { [tree] in
+            tree.refresh(force: true, opening: false)
+            built.signal()
+        }
+        builder.name = "offlinefs-tree-first"
+        builder.start()
+        let ready = alongside()
+        built.wait()
+        guard ready else { return false }
+        tree.openWithoutBuilding()
         events.update()
         tree.startRefreshing(every: refreshInterval) { [weak self] old, new in
             self?.desktopThumbnails.withLock { $0 }?.treeChanged(from: old, to: new)
             for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
         }
+        return true
     }
 
     /// Ends the refresher; requests still waiting for a first build go on with the tree as

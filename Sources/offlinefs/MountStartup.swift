@@ -7,9 +7,9 @@ import OfflineStore
 import Synchronization
 
 /// What a mount does once the kernel connection is up, on a thread of its own while the
-/// session already answers: the library's integrity check, the tree, the engine. Until the
-/// tree is built, requests wait for it (only the root's attributes do not), so nobody sees a
-/// half-loaded library; `mount_time` is the time to mount, not the time to read 100,000 rows.
+/// session already answers: the library's integrity check and the tree, side by side, then
+/// the engine. Until both are done, requests wait (only the root's attributes do not), so
+/// nobody sees a half-loaded or unchecked library; `mount_time` is the time to mount, not the time to read 100,000 rows.
 ///
 /// A failed check ends the mount: the session exits (unmounting), the detached daemon's
 /// foreground process prints the reason, and `run` throws it.
@@ -56,19 +56,26 @@ final class MountStartup: Sendable {
     }
 
     private func run() {
-        do {
-            try library.store.checkIntegrity()
-        } catch {
-            let message = "cannot mount \(library.folder.path): \(ErrorMessages.translate(error))"
-            logger.error("\(message)")
-            failureMessage.withLock { $0 = message }
-            readiness?.failed(message)
+        // The check reads the file on the writer connection while the tree is built from a
+        // reader: requests wait for both, and nothing writes (no engine) before the check passed.
+        let started = fileSystem.start(notifier: session.notifier, backingFiles: session.backingFiles,
+                                       refreshInterval: options.refreshInterval) {
+            do {
+                try library.store.checkIntegrity()
+                return true
+            } catch {
+                let message = "cannot mount \(library.folder.path): \(ErrorMessages.translate(error))"
+                logger.error("\(message)")
+                failureMessage.withLock { $0 = message }
+                return false
+            }
+        }
+        guard started else {
+            readiness?.failed(failure ?? "cannot mount \(library.folder.path)")
             fileSystem.stop()  // requests waiting for the tree go on, and end with the session
             session.exit()
             return
         }
-        fileSystem.start(notifier: session.notifier, backingFiles: session.backingFiles,
-                         refreshInterval: options.refreshInterval)
         engine.start()
         readiness?.ready()
         logger.info("mounted \(library.folder.path) on \(mountpoint)")

@@ -233,7 +233,7 @@ extension Scheduler {
 
     /// After a sync: `download-behavior` for new items, and pending items that got metadata.
     func afterSync(_ report: SyncReport) {
-        guard case .merged(let merge) = report.outcome else { return }
+        guard let merge = report.merged else { return }
         for id in merge.resolvedPendingItemIDs { _ = try? store.setState(itemID: id, state: .queued) }
         guard merge.added > 0, let behavior = try? store.policy(.downloadBehavior), behavior != .none,
               let fresh = try? store.items(inStates: [.discovered]) else { return }

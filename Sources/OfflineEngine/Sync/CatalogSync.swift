@@ -4,8 +4,12 @@ public import OfflineHTTP
 public import OfflineStore
 
 /// Syncs one source: fetches its feed (conditionally), parses it, follows `next` pages,
-/// sizes items the feed does not, and merges the result into the store in one transaction;
-/// then fetches the playlists of new HLS items (`HLSStreams.prepare`).
+/// sizes items the feed does not, and merges each page into the store as it arrives, in a
+/// transaction of its own (memory is bounded by a page, not the catalog); the items the
+/// catalog no longer lists leave once the last page merged. Then fetches the playlists of
+/// new HLS items (`HLSStreams.prepare`).
+///
+/// A failed page or a crash keeps the pages merged before it (see `PagedCatalogMerge`).
 ///
 /// Blocking: run it on a thread of its own, never on Swift's cooperative pool.
 /// A bad feed never throws out of here: it becomes the source's sync error.
@@ -29,18 +33,21 @@ public struct CatalogSync: Sendable {
 
     public func sync(_ source: Source) -> SyncReport {
         var report = SyncReport(sourceName: source.name, outcome: .notModified, warnings: [], pagesFetched: 0, sizesProbed: 0)
+        var merge: PagedCatalogMerge?
         do {
-            report.outcome = try syncOrThrow(source, report: &report)
+            report.outcome = try syncOrThrow(source, report: &report, merge: &merge)
             // Also after a `304`: items a failed or older sync left unprepared get their turn.
             report.warnings += hls.prepare(sourceID: source.id)
         } catch {
             report.outcome = .failed(error.message)
+            if let merge, merge.report != MergeReport() { report.partialMerge = merge.report }
             try? store.recordSync(sourceID: source.id, etag: nil, lastModified: nil, error: error.message, at: now())
         }
         return report
     }
 
-    private func syncOrThrow(_ source: Source, report: inout SyncReport) throws(SyncFailure) -> SyncReport.Outcome {
+    private func syncOrThrow(_ source: Source, report: inout SyncReport,
+                             merge: inout PagedCatalogMerge?) throws(SyncFailure) -> SyncReport.Outcome {
         guard let feedURL = URL(string: source.feedURL), let host = feedURL.host else {
             throw SyncFailure("invalid feed URL \(source.feedURL)")
         }
@@ -60,16 +67,43 @@ public struct CatalogSync: Sendable {
 
         var feed = try parse(firstDocument, kindHint: source.kind.flatMap { OfflineFeeds.FeedKind(rawValue: $0.rawValue) })
         firstDocument.body = Data()  // peak memory: the document is not needed once parsed
-        var items = feed.items
-        feed.items = []
         report.warnings = feed.warnings
-        try followPages(from: feed, fetcher: fetcher, items: &items, report: &report)
-
-        let entries = try entriesWithSizes(consuming: &items, source: source, policy: fetcher.destinationPolicy,
-                                           report: &report)
-        let merge = try record {
-            try store.mergeCatalog(sourceID: source.id, title: feed.title, entries: entries, isComplete: true, now: now())
+        merge = store.beginCatalogMerge(sourceID: source.id, now: now())
+        var sizer = CatalogSizer(store: store, source: source,
+                                 probe: SizeProbe(client: client, settings: settings,
+                                                  destinationPolicy: fetcher.destinationPolicy))
+        let paging = Paging(pagesFetched: report.pagesFetched)
+        var items = feed.items.filter { paging.seenIDs.insert($0.contentID).inserted }
+        feed.items = []
+        // The next pages are fetched and parsed on a thread of their own while this one merges.
+        let handoff = PageHandoff<[FeedItem]>()
+        let pagesDone = DispatchSemaphore(value: 0)
+        let pagingFeed = feed
+        let pager = Thread { [self] in
+            defer { pagesDone.signal() }
+            do throws(SyncFailure) {
+                try followPages(from: pagingFeed, fetcher: fetcher, seenIDs: &paging.seenIDs,
+                                pagesFetched: &paging.pagesFetched, warnings: &paging.warnings) { (page) throws(SyncFailure) in
+                    guard handoff.put(page) else { throw SyncFailure("sync stopped") }
+                }
+                handoff.finish(nil)
+            } catch {
+                handoff.finish(error)
+            }
         }
+        pager.name = "offlinefs-sync-pages"
+        pager.start()
+        defer {
+            handoff.cancel()
+            pagesDone.wait()
+            report.pagesFetched = paging.pagesFetched
+            report.warnings += paging.warnings
+        }
+        report.sizesProbed += try mergePage(&items, sizer: &sizer, merge: &merge)
+        while var page = try handoff.take() {
+            report.sizesProbed += try mergePage(&page, sizer: &sizer, merge: &merge)
+        }
+        let merged = try record { try merge!.finish(title: feed.title, isComplete: true) }
         try record {
             if let kind = OfflineStore.FeedKind(rawValue: feed.kind.rawValue), kind != source.kind {
                 try store.setSourceKind(sourceID: source.id, kind)
@@ -82,7 +116,18 @@ public struct CatalogSync: Sendable {
                                                policy: fetcher.destinationPolicy) {
             report.warnings.append(warning)
         }
-        return .merged(merge)
+        return .merged(merged)
+    }
+
+    /// Sizes one page's items and merges them, in a transaction of their own; returns how
+    /// many URLs it probed for sizes.
+    private func mergePage(_ items: inout [FeedItem], sizer: inout CatalogSizer,
+                           merge: inout PagedCatalogMerge?) throws(SyncFailure) -> Int {
+        var entries = items.map(CatalogEntry.init)
+        items = []
+        let probed = try record { try sizer.size(&entries) }
+        try record { try merge!.merge(page: entries) }
+        return probed
     }
 
     private func parse(_ document: FeedFetcher.Document, kindHint: OfflineFeeds.FeedKind?) throws(SyncFailure) -> ParsedFeed {
@@ -94,86 +139,41 @@ public struct CatalogSync: Sendable {
         }
     }
 
-    /// Appends the items of every `next` page, stopping at loops and at the page and item caps.
-    private func followPages(from feed: ParsedFeed, fetcher: FeedFetcher, items: inout [FeedItem],
-                             report: inout SyncReport) throws(SyncFailure) {
+    /// What the paging thread keeps: its own until the merging thread has waited for it.
+    private final class Paging: @unchecked Sendable {
+        var seenIDs = Set<String>()
+        var pagesFetched: Int
+        var warnings: [String] = []
+        init(pagesFetched: Int) { self.pagesFetched = pagesFetched }
+    }
+
+    /// Hands on the new items of every `next` page, stopping at loops and at the page and item
+    /// caps (checked before a page is handed on, so a catalog over the cap merges no more).
+    private func followPages(from feed: ParsedFeed, fetcher: FeedFetcher, seenIDs: inout Set<String>,
+                             pagesFetched: inout Int, warnings: inout [String],
+                             each: ([FeedItem]) throws(SyncFailure) -> Void) throws(SyncFailure) {
         var seenPages: Set<String> = []
-        var seenIDs = Set(items.map(\.contentID))
         var next = feed.nextPageURL
         while let url = next {
             guard seenPages.insert(url).inserted else {
-                report.warnings.append("catalog paging loops back to \(url); stopped there")
+                warnings.append("catalog paging loops back to \(url); stopped there")
                 return
             }
-            guard report.pagesFetched < settings.maxPages else {
+            guard pagesFetched < settings.maxPages else {
                 throw SyncFailure("catalog has more than \(settings.maxPages) pages")
             }
             let document = try fetcher.fetchPage(url: url)
-            report.pagesFetched += 1
-            let page = try parse(document, kindHint: feed.kind)
-            report.warnings += page.warnings
-            for item in page.items where seenIDs.insert(item.contentID).inserted {
-                items.append(item)
-            }
-            guard items.count <= settings.feedLimits.maxItems else {
+            pagesFetched += 1
+            var page = try parse(document, kindHint: feed.kind)
+            warnings += page.warnings
+            let items = page.items.filter { seenIDs.insert($0.contentID).inserted }
+            page.items = []
+            guard seenIDs.count <= settings.feedLimits.maxItems else {
                 throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
             }
+            try each(items)
             next = page.nextPageURL
         }
-    }
-
-    /// Catalog entries with sizes, of the media and of the side files (thumbnail, subtitles):
-    /// the feed's, else the one a previous sync found, else a HEAD request's.
-    private func entriesWithSizes(consuming items: inout [FeedItem], source: Source, policy: DestinationPolicy,
-                                  report: inout SyncReport) throws(SyncFailure) -> [CatalogEntry] {
-        var entries = items.map(CatalogEntry.init)
-        items = []
-        let unsized = entries.indices.filter { entries[$0].size == nil }
-        let sideFilesUnsized = entries.contains { entry in
-            (entry.thumbnailURL != nil && entry.thumbnailSize == nil) || entry.subtitles.contains { $0.size == nil }
-        }
-        guard !unsized.isEmpty || sideFilesUnsized else { return entries }
-        let known = try record {
-            try store.items(matching: ItemFilter(source: source.name, includeDeleted: true))
-        }
-        var knownSizes: [String: Int64] = [:]
-        var knownSideFileSizes: [String: Int64] = [:]  // by URL
-        for listing in known {
-            let item = listing.item
-            if let size = item.size { knownSizes[item.contentID] = size }
-            if let url = item.thumbnailURL, let size = item.thumbnailSize { knownSideFileSizes[url] = size }
-            for track in item.subtitles { if let size = track.size { knownSideFileSizes[track.url] = size } }
-        }
-        var toProbe: [Int] = []
-        for index in unsized {
-            if let size = knownSizes[entries[index].contentID] {
-                entries[index].size = size
-            } else if entries[index].type != .hls {
-                toProbe.append(index)  // a playlist's size is not its media's
-            }
-        }
-        // Side files: one HEAD per URL, however many items share it (a podcast's artwork).
-        var sideFileURLs: [String] = []
-        var queued = Set<String>()
-        for entry in entries {
-            let urls = [entry.thumbnailSize == nil ? entry.thumbnailURL : nil] + entry.subtitles.map { $0.size == nil ? $0.url : nil }
-            for case let url? in urls where knownSideFileSizes[url] == nil && queued.insert(url).inserted {
-                sideFileURLs.append(url)
-            }
-        }
-        let probe = SizeProbe(client: client, settings: settings, destinationPolicy: policy)
-        for (index, size) in zip(toProbe, probe.sizes(of: toProbe.map { entries[$0].mediaURL })) { entries[index].size = size }
-        for (url, size) in zip(sideFileURLs, probe.sideFileSizes(of: sideFileURLs)) { knownSideFileSizes[url] = size }
-        for index in entries.indices {
-            if let url = entries[index].thumbnailURL, entries[index].thumbnailSize == nil {
-                entries[index].thumbnailSize = knownSideFileSizes[url]
-            }
-            for track in entries[index].subtitles.indices where entries[index].subtitles[track].size == nil {
-                entries[index].subtitles[track].size = knownSideFileSizes[entries[index].subtitles[track].url]
-            }
-        }
-        report.sizesProbed = toProbe.count + sideFileURLs.count
-        return entries
     }
 
     /// Store errors end the sync with the store's message.

@@ -17,6 +17,15 @@ public struct SyncReport: Sendable {
     public var warnings: [String]
     public var pagesFetched: Int
     public var sizesProbed: Int
+    /// What a failed sync's pages committed before it failed (their new items are listed;
+    /// nothing was removed).
+    public var partialMerge: MergeReport? = nil
+
+    /// What the sync merged into the store: all of it, or the pages before a failure.
+    public var merged: MergeReport? {
+        if case .merged(let merge) = outcome { return merge }
+        return partialMerge
+    }
 
     public var succeeded: Bool {
         if case .failed = outcome { return false }

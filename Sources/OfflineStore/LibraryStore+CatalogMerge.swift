@@ -1,0 +1,160 @@
+import Foundation
+internal import GRDB
+
+extension LibraryStore {
+    /// Merges one sync of a source's feed in a single transaction.
+    ///
+    /// - New content ids are inserted as `discovered`, in the catalog, with a file name that
+    ///   is computed now and never changes.
+    /// - Known items get the feed's metadata when it changed (their file name is kept) and
+    ///   their categories re-linked; a tombstone (`deleted`) is updated but stays `deleted`;
+    ///   an item still `metadata-pending` gets its file name (see `resolvedPendingItemIDs`).
+    /// - Only when `isComplete` (the whole feed was read): items absent from it are deleted if
+    ///   `discovered`, unrequested, unlocked and without bytes; the others stay, with
+    ///   `inCatalog = false` (counted in `keptDownloaded` at every complete sync).
+    /// - `title`, when given, becomes the source's display title.
+    /// One `sync` event summarizes the merge.
+    /// - Throws: `.unknownSource`.
+    public func mergeCatalog(sourceID: Int64, title: String?, entries: [CatalogEntry], isComplete: Bool,
+                             now: Date) throws -> MergeReport {
+        var progress = MergeProgress()
+        let report = try write { db in
+            try mergePage(db, sourceID: sourceID, entries: entries, progress: &progress, now: now)
+            return try finishMerge(db, sourceID: sourceID, title: title, isComplete: isComplete, progress: &progress,
+                                   now: now)
+        }
+        if Self.changesOrigins(report) { catalogChanges.bump() }
+        return report
+    }
+
+    /// A merge of a catalog that arrives page by page: each page is merged in a transaction
+    /// of its own as it comes, so memory stays bounded by a page, not by the catalog.
+    /// `mergeCatalog`'s rules apply to the whole; see `PagedCatalogMerge`.
+    public func beginCatalogMerge(sourceID: Int64, now: Date) -> PagedCatalogMerge {
+        PagedCatalogMerge(store: self, sourceID: sourceID, now: now)
+    }
+
+    /// One page of a merge, in the caller's transaction, with its `discovered` events (up
+    /// to `MergeReport.discoveredLimit` for the whole merge).
+    fileprivate func mergePage(_ db: Database, sourceID: Int64, entries: [CatalogEntry], progress: inout MergeProgress,
+                               now: Date) throws {
+        guard let source = try Self.fetchSource(db, id: sourceID) else {
+            throw StoreError(.unknownSource, "no source with id \(sourceID)")
+        }
+        let alreadyDiscovered = progress.report.discovered.count
+        var merger = try CatalogMerger(db: db, sourceID: sourceID, now: now)
+        try merger.merge(entries, into: &progress)
+        for item in progress.report.discovered[alreadyDiscovered...] {
+            try insertEvent(db, kind: .discovered, itemID: item.id, sourceID: sourceID,
+                            message: "discovered sources/\(source.name)/\(item.fileName)", details: nil, at: now)
+        }
+    }
+
+    /// The end of a merge, in the caller's transaction: the items the catalog no longer
+    /// lists (when `isComplete`), the source's title, the summary events.
+    fileprivate func finishMerge(_ db: Database, sourceID: Int64, title: String?, isComplete: Bool,
+                                 progress: inout MergeProgress, now: Date) throws -> MergeReport {
+        guard let source = try Self.fetchSource(db, id: sourceID) else {
+            throw StoreError(.unknownSource, "no source with id \(sourceID)")
+        }
+        if let title, title != source.title {
+            try db.execute(sql: "UPDATE source SET title = ? WHERE id = ?", arguments: [title, sourceID])
+        }
+        if isComplete {
+            var merger = try CatalogMerger(db: db, sourceID: sourceID, now: now)
+            try merger.removeUnlisted(&progress)
+        }
+        let report = progress.report
+        if report.added > report.discovered.count {
+            try insertEvent(db, kind: .discovered, itemID: nil, sourceID: sourceID,
+                            message: "discovered \(report.added - report.discovered.count) more items in sources/\(source.name)/",
+                            details: nil, at: now)
+        }
+        let summary = ["added": report.added, "updated": report.updated, "unchanged": report.unchanged,
+                       "removed": report.removed, "keptDownloaded": report.keptDownloaded]
+        try insertEvent(db, kind: .sync, itemID: nil, sourceID: sourceID,
+                        message: "synced \(source.name): \(report.added) added, \(report.updated) updated, "
+                            + "\(report.unchanged) unchanged, \(report.removed) removed, \(report.keptDownloaded) kept",
+                        details: JSONText.encode(summary), at: now)
+        // Counted inside the transaction too: see `CatalogChanges`.
+        if Self.changesOrigins(report) { catalogChanges.bump() }
+        return report
+    }
+
+    /// Whether a merge may have changed an item's media URL or removed an item.
+    fileprivate static func changesOrigins(_ report: MergeReport) -> Bool {
+        report.updated > 0 || report.removed > 0
+    }
+}
+
+/// A catalog merged page by page (`LibraryStore.beginCatalogMerge`).
+///
+/// Each `merge(page:)` commits on its own, so a crash or a failed page keeps the pages
+/// before it: their new items are listed and their changes kept, and nothing is removed,
+/// since only `finish` (after the last page) removes what the catalog no longer lists. The
+/// first page also forgets the source's validators, so that the sync after an interrupted
+/// one fetches the whole catalog again rather than trusting a `304`.
+public struct PagedCatalogMerge {
+    let store: LibraryStore
+    let sourceID: Int64
+    let now: Date
+    private var progress = MergeProgress()
+    private var started = false
+    private var over = false
+
+    init(store: LibraryStore, sourceID: Int64, now: Date) {
+        self.store = store
+        self.sourceID = sourceID
+        self.now = now
+    }
+
+    /// What the pages merged so far did (added, updated…; nothing removed yet).
+    public var report: MergeReport { progress.report }
+
+    /// Merges one page in a transaction of its own. An entry whose content id an earlier page
+    /// listed is skipped (the first listing wins). After a throw the merge is over: `report`
+    /// tells what the pages before committed.
+    /// - Throws: `.unknownSource`.
+    public mutating func merge(page entries: [CatalogEntry]) throws {
+        precondition(!over, "a catalog merge goes on after it failed or finished")
+        let before = progress.report
+        let clearValidators = !started
+        // Moved, not copied: a copy of the seen set would be duplicated on every page.
+        var pageProgress = progress
+        progress = MergeProgress()
+        do {
+            try store.write { db in
+                if clearValidators {
+                    try db.execute(sql: "UPDATE source SET etag = NULL, lastModified = NULL WHERE id = ?",
+                                   arguments: [sourceID])
+                }
+                try store.mergePage(db, sourceID: sourceID, entries: entries, progress: &pageProgress, now: now)
+                // Counted inside the transaction too: see `CatalogChanges`.
+                if pageProgress.report.updated > before.updated { store.catalogChanges.bump() }
+            }
+        } catch {
+            progress.report = before
+            over = true
+            throw error
+        }
+        progress = pageProgress
+        started = true
+        if progress.report.updated > before.updated { store.catalogChanges.bump() }
+    }
+
+    /// Ends the merge in one transaction: when `isComplete` (every page was merged), the items
+    /// the catalog did not list leave as `mergeCatalog` says; then the title and the events.
+    /// - Throws: `.unknownSource`.
+    public mutating func finish(title: String?, isComplete: Bool) throws -> MergeReport {
+        precondition(!over, "a catalog merge goes on after it failed or finished")
+        over = true
+        var finalProgress = progress
+        progress = MergeProgress(report: progress.report)
+        let report = try store.write { db in
+            try store.finishMerge(db, sourceID: sourceID, title: title, isComplete: isComplete,
+                                  progress: &finalProgress, now: now)
+        }
+        if LibraryStore.changesOrigins(report) { store.catalogChanges.bump() }
+        return report
+    }
+}
