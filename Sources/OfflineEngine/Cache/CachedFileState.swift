@@ -183,8 +183,13 @@ struct CachedFileState: Sendable {
                         let end = limit(fetch)
                         // Bytes it gathered and has not written yet count as close ahead; so
                         // do the bytes a streaming fetch's reader asked for before (the fetch
-                        // may be behind the reader's read-ahead by more than `nearBytes`).
-                        if offset - fetch.cursor <= settings.nearBytes || (fetch.streams && offset <= fetch.allowance) {
+                        // may be behind the reader's read-ahead by more than `nearBytes`), but
+                        // no further than that read-ahead: a download that joined the fetch
+                        // allows it to the end of the file, and a seek far ahead must still
+                        // get a fetch of its own.
+                        let askedBefore = fetch.streams && offset <= fetch.allowance
+                            && offset - fetch.cursor <= settings.nearBytes + ReadPattern.maxReadAhead
+                        if offset - fetch.cursor <= settings.nearBytes || askedBefore {
                             allow(fetchID, upTo: min(wanted, end), &changes)
                             offset = end
                             continue
