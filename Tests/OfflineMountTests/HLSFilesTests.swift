@@ -50,13 +50,7 @@ struct HLSFilesTests {
     @Test(arguments: MountSetup.available)
     func aSyncedStreamIsListedWithItsSizesBeforeAnyRead(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
-        let source = try fixture.addSource("tv")
-        try fixture.publishHLS(source, [ItemSpec(contentID: "news", title: "News", size: 0, categories: [["Daily"]],
-                                                 hlsPlaylist: "ts/master.m3u8")])
-        let reports = try fixture.library.sync(sourceName: "tv")
-        #expect(reports.map(\.succeeded) == [true], "\(reports.map(\.summary))")
-        #expect(reports.first?.warnings == [])
-        let item = try #require(try fixture.store.item(source: "tv", contentID: "news"))
+        let item = try fixture.syncedNewsStream()
         try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
             // Listed with its size before any read: the playlist was fetched at sync.
             let playlist = "sources/tv/News [news].m3u8"

@@ -43,13 +43,7 @@ struct HLSMountTests {
     /// gone, and a second `rsync` sends nothing.
     @Test func aSyncedStreamCopiedByTarPlaysFromTheCopyAloneWithTheOriginStopped() throws {
         let fixture = try LibraryFixture()
-        let source = try fixture.addSource("tv")
-        try fixture.publishHLS(source, [ItemSpec(contentID: "news", title: "News", size: 0, categories: [["Daily"]],
-                                                 hlsPlaylist: "ts/master.m3u8")])
-        let reports = try fixture.library.sync(sourceName: "tv")
-        #expect(reports.map(\.succeeded) == [true], "\(reports.map(\.summary))")
-        #expect(reports.first?.warnings == [])
-        let item = try #require(try fixture.store.item(source: "tv", contentID: "news"))
+        let item = try fixture.syncedNewsStream()
         let copy = fixture.directory + "/copy", backup = fixture.directory + "/backup"
         for folder in [copy, backup] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         try withMount(fixture) { mount in
@@ -183,4 +177,18 @@ struct HLSMountTests {
         }
     }
 }
+}
+
+extension LibraryFixture {
+    /// Source `tv` with one HLS item, `news` (category Daily), synced without warnings and
+    /// nothing of it read: what the stream tests start from.
+    func syncedNewsStream() throws -> Item {
+        let source = try addSource("tv")
+        try publishHLS(source, [ItemSpec(contentID: "news", title: "News", size: 0, categories: [["Daily"]],
+                                         hlsPlaylist: "ts/master.m3u8")])
+        let reports = try library.sync(sourceName: "tv")
+        #expect(reports.map(\.succeeded) == [true], "\(reports.map(\.summary))")
+        #expect(reports.first?.warnings == [])
+        return try #require(try store.item(source: "tv", contentID: "news"))
+    }
 }
