@@ -235,9 +235,13 @@ public final class OfflineFileSystem: FileSystemOperations {
             return hls.learnPartSizes(itemID: itemID) { [self] in reply.complete(doOpendir(inode: inode, file: file)) }
         }
         let answer = doOpendir(inode: inode, file: file)
+        // Taken before the reply: once answered, a program may list the folder and close it
+        // before this thread goes on.
+        var listing: (TreeSnapshot, TreeFolder)?
+        if case .success(let opened) = answer { listing = openDirectory(opened.handle) }
         reply.complete(answer)
         // After the reply: the listing waits for none of this.
-        if case .success(let opened) = answer, let (snapshot, folder) = openDirectory(opened.handle) {
+        if let (snapshot, folder) = listing {
             expectReads(in: folder)
             desktopThumbnails.withLock { $0 }?.folderListed(inode, in: snapshot)
         }
