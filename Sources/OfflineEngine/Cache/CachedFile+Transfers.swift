@@ -336,54 +336,53 @@ extension CachedFile {
     /// of such a page). Without (a block written early: its fetch ended, a reader or a flush
     /// wants its bytes), all go the plain way, which returns before the disk has them: the
     /// reader waiting on them, or the next open that finds the file whole, is not held up by it.
+    ///
+    /// Threads may write out one block at once (the transfer's, a reader's, the flusher's):
+    /// each writes the bytes it found unwritten, which never change, so a range two of them
+    /// write holds the same bytes either way; each counts as present only what it wrote.
     /// Any thread; returns false after a failed write (the file then takes no more bytes).
     @discardableResult
     func writeOut(_ block: StagingBlock, direct wholePages: Bool = false) -> Bool {
-        typealias News = (ready: [Waiter], flushAfter: Duration?, resumed: [TransferHandle])
-        let outcome = writeLock.withLock { _ -> Result<News?, CacheFileError> in
-            let pending = state.withLock { s -> Range<Int>? in
-                guard s.generation == block.generation, s.writeError == nil, block.written < block.to else { return nil }
-                return block.written..<block.to
-            }
-            guard let pending else { return .success(nil) }
-            do throws(CacheFileError) {
-                let alignment = StagingBlock.alignment
-                let first = (pending.lowerBound + alignment - 1) / alignment * alignment
-                let last = pending.upperBound / alignment * alignment
-                var direct = false
-                if wholePages && first < last {
-                    direct = try file.writeDirect(UnsafeRawBufferPointer(start: block.memory + first, count: last - first),
-                                                  at: block.start + Int64(first))
-                }
-                let plain = direct ? [pending.lowerBound..<first, last..<pending.upperBound] : [pending]
-                for part in plain where !part.isEmpty {
-                    try file.write(UnsafeRawBufferPointer(start: block.memory + part.lowerBound, count: part.count),
-                                   at: block.start + Int64(part.lowerBound))
-                }
-            } catch {
-                return .failure(error)
-            }
-            // Present in the same step as written: a flush that finds nothing left to write
-            // out finds these bytes unflushed.
-            let news = state.withLock { s -> News in
-                block.written = pending.upperBound
-                let (ready, flushAfter) = s.noteWritten((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
-                                                        generation: block.generation, settings: settings)
-                return (ready, flushAfter, s.resumeFetchesWaitingForBlocks())
-            }
-            return .success(news)
+        let pending = state.withLock { s -> Range<Int>? in
+            guard s.generation == block.generation, s.writeError == nil, block.written < block.to else { return nil }
+            return block.written..<block.to
         }
-        // Waiters are answered and failed outside the write lock: their completions may call in.
-        switch outcome {
-        case .failure(let error):
+        guard let pending else { return true }
+        do throws(CacheFileError) {
+            try write(block, pending, wholePages: wholePages)
+        } catch {
             failWrites(Self.writeFailure(error, path: file.path))
             return false
-        case .success(let news?):
-            announce((news.ready, news.flushAfter))
-            news.resumed.forEach(loop.resume)
-            return true
-        case .success(nil):
-            return true
+        }
+        // Present in the same step as written: a flush that finds nothing left to write out
+        // finds these bytes unflushed.
+        let (ready, flushAfter, resumed) = state.withLock { s in
+            block.written = max(block.written, pending.upperBound)
+            let (ready, flushAfter) = s.noteWritten((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
+                                                    generation: block.generation, settings: settings)
+            return (ready, flushAfter, s.resumeFetchesWaitingForBlocks())
+        }
+        // Waiters are answered outside the lock: their completions may call in.
+        announce((ready, flushAfter))
+        resumed.forEach(loop.resume)
+        return true
+    }
+
+    /// Writes `pending` bytes of `block`: with `wholePages`, its whole pages past the page
+    /// cache and the rest the plain way.
+    private func write(_ block: StagingBlock, _ pending: Range<Int>, wholePages: Bool) throws(CacheFileError) {
+        let alignment = StagingBlock.alignment
+        let first = (pending.lowerBound + alignment - 1) / alignment * alignment
+        let last = pending.upperBound / alignment * alignment
+        var direct = false
+        if wholePages && first < last {
+            direct = try file.writeDirect(UnsafeRawBufferPointer(start: block.memory + first, count: last - first),
+                                          at: block.start + Int64(first))
+        }
+        let plain = direct ? [pending.lowerBound..<first, last..<pending.upperBound] : [pending]
+        for part in plain where !part.isEmpty {
+            try file.write(UnsafeRawBufferPointer(start: block.memory + part.lowerBound, count: part.count),
+                           at: block.start + Int64(part.lowerBound))
         }
     }
 

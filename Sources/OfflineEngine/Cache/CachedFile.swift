@@ -13,10 +13,11 @@ import Synchronization
 /// A change of the origin's file (another validator or size) starts a new generation: the
 /// store forgets the old ranges *before* any byte of the new version is written.
 ///
-/// Lock order: `commitLock` → `state`, and `writeLock` → `state` (the two outer locks are
-/// never waited for together; `isIdle` only tries them). Completions,
-/// `TransferLoop.start/cancel` and I/O never run while `state` is held (I/O may run under
-/// `commitLock` or `writeLock`).
+/// Two locks, in this order: `commitLock` → `state`. `state` guards the range map, the
+/// fetches, the waiters and the staging blocks' marks; completions, `TransferLoop.start/cancel`
+/// and I/O never run while it is held. `commitLock` serializes a flush's claim with a change of
+/// version; the `fdatasync` and the store commit run under it. Blocks are written out with no
+/// lock held (`writeOut`).
 final class CachedFile: Sendable {
     let itemID: Int64
     let key: CacheFileKey
@@ -31,10 +32,6 @@ final class CachedFile: Sendable {
     /// Serializes flush commits and generation changes, so a commit never lands after the
     /// reset that made its bytes stale.
     let commitLock = Mutex<Void>(())
-    /// Serializes writing out staging blocks (`writeOut`), which the transfer thread, a
-    /// reader's thread and the flusher's may do at once. Taken before `state`, never while
-    /// holding `commitLock`.
-    let writeLock = Mutex<Void>(())
     /// Where arriving bytes gather before they go to the file past the page cache (nil: they
     /// are written as they come).
     let staging: StagingPool?
@@ -193,11 +190,9 @@ final class CachedFile: Sendable {
     }
 
     /// Whether the file may be dropped (`CachedFileState.isIdle`), with no flush committing
-    /// and no block being written right now (their locks are free).
+    /// right now (its lock is free).
     var isIdle: Bool {
-        commitLock.withLockIfAvailable { _ in
-            writeLock.withLockIfAvailable { _ in state.withLock { $0.isIdle } } ?? false
-        } ?? false
+        commitLock.withLockIfAvailable { _ in state.withLock { $0.isIdle } } ?? false
     }
 
     struct Progress: Sendable {

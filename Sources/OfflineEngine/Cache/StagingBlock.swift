@@ -12,8 +12,8 @@ import Synchronization
 /// `from..<to` (bytes relative to `start`) have arrived; `from..<written` are in the file.
 /// All three are read and changed under the owning `CachedFile`'s state lock; only the thread
 /// of the fetch that fills the block moves `to`, and only `CachedFile.writeOut` moves
-/// `written`. Bytes below `to` never change again, so a reader may copy them without the lock
-/// while it holds the block.
+/// `written`. Bytes below `to` never change again, so a reader may copy them (and a writer
+/// write them) without the lock while it holds the block.
 final class StagingBlock: @unchecked Sendable {
     static let size = 1 << 20
     /// `O_DIRECT` wants buffer, offset and length aligned to the logical block size; a page
