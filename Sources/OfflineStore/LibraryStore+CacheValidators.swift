@@ -41,6 +41,10 @@ extension LibraryStore {
         if added != 0 && countsTowardMedia(entry.file) {
             try db.execute(sql: "UPDATE item SET bytesPresent = bytesPresent + ? WHERE id = ?", arguments: [added, entry.itemID])
         }
+        if let url = entry.url, entry.validator != nil {
+            try db.cachedStatement(sql: "UPDATE cacheValidator SET url = ? WHERE itemID = ? AND file = ?")
+                .execute(arguments: [url, entry.itemID, entry.file])
+        }
         return true
     }
 
@@ -100,12 +104,16 @@ public struct CacheCommit: Sendable, Equatable {
     public var file: String
     public var ranges: [Range<Int64>]
     public var validator: CacheValidator?
+    /// A side file's URL: once its ranges cover the file, other items with that URL may link
+    /// it (`wholeSideFile`), from the same transaction on.
+    public var url: String?
 
-    public init(itemID: Int64, file: String, ranges: [Range<Int64>], validator: CacheValidator?) {
+    public init(itemID: Int64, file: String, ranges: [Range<Int64>], validator: CacheValidator?, url: String? = nil) {
         self.itemID = itemID
         self.file = file
         self.ranges = ranges
         self.validator = validator
+        self.url = url
     }
 }
 

@@ -30,25 +30,13 @@ extension LibraryStore {
         }
     }
 
-    /// Records that `file` of `itemID` holds `url`'s bytes whole (its ranges and validator are
-    /// already committed), so other items with that URL may link it.
-    public func recordWholeSideFile(itemID: Int64, file: String, url: String) throws {
-        try write { db in
-            try db.execute(sql: "UPDATE cacheValidator SET url = ? WHERE itemID = ? AND file = ?",
-                           arguments: [url, itemID, file])
-        }
-    }
-
     /// Claims all of `copy`'s bytes for `file` of `itemID`, whose cache file now links
     /// `copy`'s, in one transaction. False when the item is gone.
     public func adoptWholeSideFile(itemID: Int64, file: String, url: String, copy: WholeSideFile) throws -> Bool {
         try write { db in
             try db.execute(sql: "DELETE FROM cacheRange WHERE itemID = ? AND file = ?", arguments: [itemID, file])
-            guard try Self.commit(db, CacheCommit(itemID: itemID, file: file, ranges: [0..<copy.size],
-                                                  validator: copy.validator)) else { return false }
-            try db.execute(sql: "UPDATE cacheValidator SET url = ? WHERE itemID = ? AND file = ?",
-                           arguments: [url, itemID, file])
-            return true
+            return try Self.commit(db, CacheCommit(itemID: itemID, file: file, ranges: [0..<copy.size],
+                                                   validator: copy.validator, url: url))
         }
     }
 }

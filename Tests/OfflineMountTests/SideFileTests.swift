@@ -69,11 +69,10 @@ struct SideFileTests {
         }
     }
 
-    /// Episodes sharing one image, each thumbnail read in turn by this process (a thumbnailer
-    /// reading one after another): the image should be fetched once, as it is when `cat` reads
-    /// each (SideFileProgramTests). Found when this suite moved to both setups: read from the
-    /// test process, the second episode's is often fetched again, in both setups, even when
-    /// the read waits until the first copy is recorded whole in the store.
+    /// Episodes sharing one image, each thumbnail read in turn by one process (a thumbnailer
+    /// reading one after another), right after a listing loaded every side file's state: the
+    /// image is fetched once. The second read may come while the first copy's flush is still
+    /// committing it.
     @Test(arguments: MountSetup.available)
     func anEpisodesImageReadRightAfterAnothersIsNotFetchedAgain(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
@@ -89,9 +88,7 @@ struct SideFileTests {
                 #expect(try mount.contents("sources/pod/Episode \(n) [e\(n)]-thumb.jpg") == image, "episode \(n)")
             }
             let fetches = fixture.origin.requests(for: "/art/show.jpg").filter { $0.method == "GET" }
-            withKnownIssue("read from the test process, the second episode fetches the image again", isIntermittent: true) {
-                #expect(fetches.count == 1, "\(fetches)")
-            }
+            #expect(fetches.count == 1, "\(fetches)")
         }
     }
 
@@ -137,8 +134,7 @@ struct SideFileTests {
 
 /// Side files read by programs through the kernel: copiers (`rsync`, `cp -a`) copy as many
 /// bytes as `stat` says, through the page cache; `ls -l` and `cat` of episodes sharing one
-/// image fetch it once (read from the test process instead, it is often fetched twice: see
-/// `anEpisodesImageReadRightAfterAnothersIsNotFetchedAgain`).
+/// image fetch it once.
 @Suite(.serialized,
        .enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
        .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))

@@ -100,6 +100,11 @@ final class CacheFile: Sendable {
         guard unlink(path) == 0 || errno == ENOENT else {
             throw CacheFileError(errno: errno, operation: "unlink", path: path)
         }
+        replacedAtPath()
+    }
+
+    /// Another file took its path (unlinked, or `link`ed over): the next use opens it anew.
+    func replacedAtPath() {
         descriptors.reopen(ObjectIdentifier(self))
     }
 

@@ -31,8 +31,6 @@ protocol CacheIndex: AnyObject, Sendable {
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
     /// Another item's side file cached whole from `url`, which `itemID`'s may link.
     func wholeSideFile(url: String, excludingItem itemID: Int64) throws -> WholeSideFile?
-    /// `file` now holds all of `url`'s bytes: other items may link it.
-    func recordWholeSideFile(itemID: Int64, file: CacheFileKey, url: String) throws
     /// Claims all of `copy`'s bytes for `file`, whose cache file now links `copy`'s; false
     /// when the item is gone.
     func adoptWholeSideFile(itemID: Int64, file: CacheFileKey, url: String, copy: WholeSideFile) throws -> Bool
@@ -87,10 +85,6 @@ final class StoreCacheIndex: CacheIndex {
 
     func wholeSideFile(url: String, excludingItem itemID: Int64) throws -> WholeSideFile? {
         try store.wholeSideFile(url: url, excludingItem: itemID)
-    }
-
-    func recordWholeSideFile(itemID: Int64, file: CacheFileKey, url: String) throws {
-        try store.recordWholeSideFile(itemID: itemID, file: file, url: url)
     }
 
     func adoptWholeSideFile(itemID: Int64, file: CacheFileKey, url: String, copy: WholeSideFile) throws -> Bool {

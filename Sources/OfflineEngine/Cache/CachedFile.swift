@@ -205,9 +205,12 @@ final class CachedFile: Sendable {
         state.withLock { Progress(written: $0.present.byteCount, committed: $0.committed.byteCount, total: $0.total) }
     }
 
-    /// Whether every byte of the file is written or waiting in memory to be (flushed or not).
+    /// Whether every byte of the file is written or has arrived in memory (flushed or not).
     var hasEveryByte: Bool {
-        state.withLock { s in s.total.map { s.present.contains(0..<$0) } ?? false }
+        state.withLock { s in
+            guard let total = s.total else { return false }
+            return s.present.gaps(in: 0..<total).allSatisfy { s.recentPieces(of: $0) != nil }
+        }
     }
 
     /// Whether every byte of the file is flushed and claimed; nil when its size is unknown.
@@ -228,6 +231,34 @@ final class CachedFile: Sendable {
             }
             if adopted { try? index.reset(itemID: itemID, file: key, validator: validator) }
         }
+    }
+
+    /// A side file nothing was fetched into takes the whole copy `link` puts at its path and
+    /// claims (`RangeFetcher.linkWholeSideFile`). Under `commitLock`, like every change of
+    /// version, so of two readers opening it at once one links and the other finds the bytes.
+    func takeWholeCopy(_ link: (StoredCacheFile) -> StoredCacheFile?) {
+        let ready = commitLock.withLock { _ -> [Waiter] in
+            guard isEmptyAndIdle, let linked = link(StoredCacheFile(origin: origin, validator: nil, ranges: [])) else { return [] }
+            // Its descriptors are of the file the link replaced.
+            file.replacedAtPath()
+            return state.withLock { s in
+                s.startNewGeneration(validator: linked.validator)
+                s.present = RangeSet(linked.ranges)
+                s.committed = s.present
+                return s.takeSatisfiedWaiters()
+            }
+        }
+        for waiter in ready { waiter.completion(.success(())) }
+    }
+
+    /// No byte of it written or arriving, no fetch.
+    var isEmptyAndIdle: Bool {
+        state.withLock { s in s.present.isEmpty && s.fetches.isEmpty && s.unflushed.isEmpty && s.writeError == nil }
+    }
+
+    /// A fetch of it is running.
+    var isFetching: Bool {
+        state.withLock { s in s.fetches.values.contains { s.isLive($0) } }
     }
 
     // MARK: - Durability
@@ -305,7 +336,8 @@ final class CachedFile: Sendable {
                 do {
                     try file.file.sync()
                     pending.append((position, CacheCommit(itemID: file.itemID, file: file.key, ranges: snapshot.ranges,
-                                                          validator: snapshot.validator)))
+                                                          validator: snapshot.validator,
+                                                          url: CacheLayout.isSideFile(file.key) ? file.origin.url : nil)))
                 } catch {
                     outcomes[position] = Outcome(error: writeFailure(error, path: file.file.path), isNew: true)
                 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import OfflineStore
 import Synchronization
@@ -6,15 +7,39 @@ import Synchronization
 /// from the same URL (a podcast gives every episode one image), an item's cache file becomes a
 /// hard link to it instead of a second fetch. Each item keeps its own ranges in the store;
 /// the file system counts the links, so evicting one item's copy (`CacheFile.removeBytes`
-/// unlinks a linked file) leaves the others'. Two items whose first reads of one URL overlap
-/// fetch it each.
+/// unlinks a linked file) leaves the others'. A first read of one item's side file while
+/// another item's of the same URL is being fetched waits for that fetch.
 extension RangeFetcher {
-    /// Before a side file is fetched (not on a `stat`: a listing asks every side file's size):
-    /// another item's side file whose bytes have all arrived but
-    /// are not yet claimed (the flush comes within `flushInterval`; a program reading each
-    /// item's thumbnail in turn comes sooner) is claimed now. If it is a copy of this one's
-    /// URL, its completion lets go of this one's state if nothing was fetched into it
-    /// (`sideFileCompleted`), and the load that follows links it. Not under `files`: a flush
+    /// The cache of a file about to be read (not on a `stat`: a listing asks every side
+    /// file's size). A side file with no byte yet takes another item's whole copy of its URL
+    /// if there is one, even when its state was loaded before that copy was whole.
+    func fileToRead(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
+        let cached = try cachedFile(itemID: itemID, key: key)
+        if CacheLayout.isSideFile(key), cached.progress.written == 0 { takeCopy(into: cached) }
+        return cached
+    }
+
+    /// Links another item's whole copy of `file`'s URL into `file` if it has no byte yet.
+    func takeCopy(into file: CachedFile) {
+        claimArrivedSideFiles(besides: file.itemID)
+        file.takeWholeCopy { stored in linkWholeSideFile(stored, itemID: file.itemID, key: file.key) }
+    }
+
+    /// Another item's side file of the same URL with a fetch running, when `file` has no byte
+    /// and no fetch of its own: a reader of `file` waits for that one instead of fetching the
+    /// URL again (a file manager's thumbnails and a thumbnailer, listing one podcast).
+    func sameSideFileBeingFetched(as file: CachedFile) -> CachedFile? {
+        guard CacheLayout.isSideFile(file.key), file.isEmptyAndIdle else { return nil }
+        return files.withLock { table in
+            table.all.first {
+                $0.itemID != file.itemID && CacheLayout.isSideFile($0.key) && $0.origin.url == file.origin.url && $0.isFetching
+            }
+        }
+    }
+
+    /// Another item's side file whose bytes have all arrived but are not yet claimed (the
+    /// flush comes within `flushInterval`; a program reading each item's thumbnail in turn
+    /// comes sooner) is claimed now, so the store knows it whole. Not under `files`: a flush
     /// calls back.
     func claimArrivedSideFiles(besides itemID: Int64) {
         let arrived = files.withLock { table in
@@ -43,19 +68,5 @@ extension RangeFetcher {
             }
             return StoredCacheFile(origin: stored.origin, validator: copy.validator, ranges: [0..<copy.size])
         }
-    }
-
-    /// A side file is whole: other items may link it from now on. Their states loaded while
-    /// it was not (a listing's `stat` loads one) are let go if nothing was fetched into them,
-    /// so their next use links this copy instead of fetching.
-    func sideFileCompleted(_ file: CachedFile) {
-        try? index.recordWholeSideFile(itemID: file.itemID, file: file.key, url: file.origin.url)
-        let dropped = files.withLock { table in
-            table.removeAll { id, other in
-                id.itemID != file.itemID && CacheLayout.isSideFile(id.key) && other.origin.url == file.origin.url
-                    && other.isIdle && other.progress.written == 0
-            }
-        }
-        withExtendedLifetime(dropped) {}
     }
 }

@@ -150,13 +150,23 @@ public final class RangeFetcher: Sendable {
         bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
-        if CacheLayout.isSideFile(file) { claimArrivedSideFiles(besides: itemID) }
         let cached: CachedFile
         do {
-            cached = try cachedFile(itemID: itemID, key: file)
+            cached = try fileToRead(itemID: itemID, key: file)
         } catch {
             callbacks.async { completion(.failure(error)) }
             return Ticket(file: nil, waiterID: nil)
+        }
+        if let copy = sameSideFileBeingFetched(as: cached) {
+            // Another item fetches this file's URL: its bytes are linked here once it is whole.
+            let id = copy.request(0..<Int64.max, readAhead: 0, deadline: deadline) { [self] _ in
+                DispatchQueue.global().async { [self] in
+                    takeCopy(into: cached)
+                    cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
+                                   completion: completion)
+                }
+            }
+            return Ticket(file: copy, waiterID: id)
         }
         let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
                                 completion: completion)
@@ -186,8 +196,8 @@ public final class RangeFetcher: Sendable {
     /// `cat` all do): its first bytes are fetched now, while the open is answered. Never
     /// waits on the network; a failure shows at the read that needs the bytes.
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
-        if CacheLayout.isSideFile(file) { claimArrivedSideFiles(besides: itemID) }
-        guard let cached = try? cachedFile(itemID: itemID, key: file) else { return }
+        guard let cached = try? fileToRead(itemID: itemID, key: file),
+              sameSideFileBeingFetched(as: cached) == nil else { return }
         let window = 0..<settings.firstWindow
         guard !cached.isAvailable(window) else { return }
         // Nobody waits on these bytes (the first read will): no deadline, nothing to answer.
@@ -388,7 +398,6 @@ public final class RangeFetcher: Sendable {
     private func fileCompleted(_ file: CachedFile) {
         // Handlers first: a completed download's checksum is read from these pages.
         for handler in completionHandlers.withLock({ $0 }) { handler(file.itemID, file.key) }
-        if CacheLayout.isSideFile(file.key) { sideFileCompleted(file) }
         let open = isOpen(itemID: file.itemID)
         file.file.releaseWrittenPages(keeping: open ? file.recentlyFlushedRanges : [])
         if !open { file.dropRecentBlocks() }
