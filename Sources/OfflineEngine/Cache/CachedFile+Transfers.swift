@@ -4,7 +4,8 @@ import OfflineStore
 import Synchronization
 
 /// The transfer side of `CachedFile`: building range requests, judging response heads,
-/// writing bodies, and what a finished transfer means for the waiters. Every callback here
+/// taking bodies (to the writer, CachedFile+Writes), and what a finished transfer means for
+/// the waiters. Every callback here
 /// runs on the transfer loop's thread.
 extension CachedFile {
     /// Carries out what `CachedFileState.plan` decided: starts the new fetches' transfers,
@@ -279,140 +280,6 @@ extension CachedFile {
     static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(Int(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
-    }
-
-    /// Copies arriving bytes into the fetch's staging blocks, writing each block out as it
-    /// fills, and returns how many it took. With no block free, it makes room by letting go of
-    /// this file's oldest block whose bytes are all in the file; failing that, it stops (fewer
-    /// bytes taken) while a block of this file is on its way to the disk, whose write then
-    /// resumes the fetch (`writeOut`): the origin is held back rather than the bytes written
-    /// through the page cache, which costs more than the disk. Else it writes them the plain way.
-    private func stage(_ id: Int, _ bytes: UnsafeRawBufferPointer, at offset: Int64, generation: Int) throws(CacheFileError) -> Int {
-        var done = 0
-        while done < bytes.count {
-            let position = offset + Int64(done)
-            var block = state.withLock { s in s.fetches[id]?.block }
-            if block.map({ $0.start + Int64($0.to) != position || $0.to == StagingBlock.size }) ?? true {
-                if let stale = block, !stale.isWhollyWritten { guard writeOut(stale) else { return done } }
-                block = staging?.block(for: position, generation: generation)
-                if block == nil, state.withLock({ $0.dropOldestSettledBlock() }) {
-                    block = staging?.block(for: position, generation: generation)
-                }
-                let waitForWrite = state.withLock { s in
-                    s.fetches[id]?.block = block
-                    if let block { s.keep(block) }
-                    return block == nil && s.isWritingBlocks
-                }
-                if waitForWrite { return done }
-            }
-            guard let block else {
-                let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
-                try file.write(rest, at: position)
-                record(position..<(position + Int64(rest.count)), generation: generation)
-                return bytes.count
-            }
-            let count = min(bytes.count - done, StagingBlock.size - block.to)
-            (block.memory + block.to).copyMemory(from: bytes.baseAddress! + done, byteCount: count)
-            state.withLock { _ in block.to += count }
-            done += count
-            if block.to == StagingBlock.size {
-                state.withLock { s in
-                    if s.fetches[id]?.block === block { s.fetches[id]?.block = nil }
-                }
-                // On a thread of its own, so the transfer receives while the disk writes.
-                if let blockWrites {
-                    blockWrites.async { [self] in writeOut(block, direct: true) }
-                } else {
-                    guard writeOut(block, direct: true) else { return done }
-                }
-            }
-        }
-        return done
-    }
-
-    /// Writes the block's bytes that are not in the file yet, then counts them as present.
-    /// With `direct` (a full block), the whole pages among them go past the page cache
-    /// (`O_DIRECT`) and the pages at either end the plain way (another fetch may own the rest
-    /// of such a page). Without (a block written early: its fetch ended, a reader or a flush
-    /// wants its bytes), all go the plain way, which returns before the disk has them: the
-    /// reader waiting on them, or the next open that finds the file whole, is not held up by it.
-    ///
-    /// Threads may write out one block at once (the transfer's, a reader's, the flusher's):
-    /// each writes the bytes it found unwritten, which never change, so a range two of them
-    /// write holds the same bytes either way; each counts as present only what it wrote.
-    /// Any thread; returns false after a failed write (the file then takes no more bytes).
-    @discardableResult
-    func writeOut(_ block: StagingBlock, direct wholePages: Bool = false) -> Bool {
-        let pending = state.withLock { s -> Range<Int>? in
-            guard s.generation == block.generation, s.writeError == nil, block.written < block.to else { return nil }
-            return block.written..<block.to
-        }
-        guard let pending else { return true }
-        do throws(CacheFileError) {
-            try write(block, pending, wholePages: wholePages)
-        } catch {
-            failWrites(Self.writeFailure(error, path: file.path))
-            return false
-        }
-        // Present in the same step as written: a flush that finds nothing left to write out
-        // finds these bytes unflushed.
-        let (ready, flushAfter, resumed) = state.withLock { s in
-            block.written = max(block.written, pending.upperBound)
-            let (ready, flushAfter) = s.noteWritten((block.start + Int64(pending.lowerBound))..<(block.start + Int64(pending.upperBound)),
-                                                    generation: block.generation, settings: settings)
-            return (ready, flushAfter, s.resumeFetchesWaitingForBlocks())
-        }
-        // Waiters are answered outside the lock: their completions may call in.
-        announce((ready, flushAfter))
-        resumed.forEach(loop.resume)
-        return true
-    }
-
-    /// Writes `pending` bytes of `block`: with `wholePages`, its whole pages past the page
-    /// cache and the rest the plain way.
-    private func write(_ block: StagingBlock, _ pending: Range<Int>, wholePages: Bool) throws(CacheFileError) {
-        let alignment = StagingBlock.alignment
-        let first = (pending.lowerBound + alignment - 1) / alignment * alignment
-        let last = pending.upperBound / alignment * alignment
-        var direct = false
-        if wholePages && first < last {
-            direct = try file.writeDirect(UnsafeRawBufferPointer(start: block.memory + first, count: last - first),
-                                          at: block.start + Int64(first))
-        }
-        let plain = direct ? [pending.lowerBound..<first, last..<pending.upperBound] : [pending]
-        for part in plain where !part.isEmpty {
-            try file.write(UnsafeRawBufferPointer(start: block.memory + part.lowerBound, count: part.count),
-                           at: block.start + Int64(part.lowerBound))
-        }
-    }
-
-    /// Writes out every block's bytes not in the file yet (before a flush): those gathering
-    /// for a fetch now, and full ones queued for their own write are waited for.
-    func writeOutStaged() {
-        let unwritten = state.withLock { s in s.recent.filter { !$0.isWhollyWritten } }
-        guard let blockWrites else {
-            for block in unwritten { writeOut(block) }
-            return
-        }
-        // A full block is queued for its own write; written the plain way here, it would go
-        // through the page cache that the queued write is there to avoid.
-        for block in unwritten where block.to < StagingBlock.size { writeOut(block) }
-        if unwritten.contains(where: { $0.to == StagingBlock.size }) { blockWrites.sync {} }
-    }
-
-    /// Bytes of `generation` reached the file: they are present, waiters they complete are
-    /// answered, and a flush is scheduled.
-    private func record(_ written: Range<Int64>, generation: Int) {
-        let news = state.withLock { s in s.noteWritten(written, generation: generation, settings: settings) }
-        announce(news)
-    }
-
-    /// Answers the waiters that bytes now in the file complete, and schedules the flush they
-    /// call for (`CachedFileState.noteWritten`). No lock held.
-    private func announce(_ news: (ready: [Waiter], flushAfter: Duration?)) {
-        // Readers first: scheduling a flush may start the flusher's thread.
-        for waiter in news.ready { waiter.completion(.success(())) }
-        if let flushAfter = news.flushAfter { flusher.schedule(self, after: flushAfter) }
     }
 
     // MARK: - Completion

@@ -5,8 +5,10 @@ import OfflineStore
 import Synchronization
 
 /// One item file's cache: its sparse file, which bytes it holds, the range requests
-/// filling it and the readers waiting on it. Arriving bytes gather in staging blocks before
-/// they are written (`StagingBlock`, CachedFile+Transfers).
+/// filling it and the readers waiting on it. Three owners, a file each: the range map, its
+/// waiters and the fetch planner (`CachedFileState`, pure bookkeeping under `state`); the
+/// transfers (CachedFile+Transfers: requests, response heads, bodies); the writer
+/// (CachedFile+Writes: staging blocks, `O_DIRECT`, flush and store commit).
 ///
 /// Write order (HARDENING, SQLite): bytes → `fdatasync` → commit of the range map. Readers are
 /// answered as soon as bytes are in the file (or from memory); only the claim waits for the flush.
@@ -261,127 +263,6 @@ final class CachedFile: Sendable {
         state.withLock { s in s.fetches.values.contains { s.isLive($0) } }
     }
 
-    // MARK: - Durability
-
-    /// Flushes every byte written so far and claims it in the store. Blocking (fdatasync and a
-    /// commit): flusher thread or a download's thread only. Returns the sticky write error.
-    @discardableResult
-    func flush() -> FetchError? {
-        Self.flush([self])[0]
-    }
-
-    /// Bytes stay in the page cache for this many flushes after their own (a flush comes every
-    /// `FetchSettings.flushBytes`, 16 MiB, while bytes stream in), then the kernel is told to
-    /// drop them: by then a sequential reader, at most its read-ahead (8 MiB) behind the
-    /// newest bytes, has read them. The freed pages are what the next bytes are written into.
-    /// On a virtual machine that gives freed memory back to its host, writing into pages never
-    /// touched before costs a fault in the host for each page (seen here: the cache file's
-    /// writes took half of a cold read's CPU); pages recycled within the stream cost nothing
-    /// of the kind. A reader further behind reads those bytes from the disk.
-    static let flushesKeptInMemory = 2
-
-    /// The bytes of the last `flushesKeptInMemory` flushes: a reader at the edge of the stream
-    /// reads them next.
-    var recentlyFlushedRanges: [Range<Int64>] {
-        state.withLock { $0.recentlyFlushed.flatMap { $0 } }
-    }
-
-    /// Flushes several files: each file's bytes are `fdatasync`ed, then one store transaction
-    /// per index claims them (one WAL sync for a batch of small HLS segments instead of one
-    /// each). A file's claims go through its own index only. Returns each file's sticky write
-    /// error, in order.
-    static func flush(_ files: [CachedFile]) -> [FetchError?] {
-        var positions: [ObjectIdentifier: [Int]] = [:]
-        for (position, file) in files.enumerated() { positions[ObjectIdentifier(file.index), default: []].append(position) }
-        var errors = [FetchError?](repeating: nil, count: files.count)
-        for group in positions.values {
-            let batch = group.map { files[$0] }
-            for (position, error) in zip(group, flush(batch, through: batch[0].index)) { errors[position] = error }
-        }
-        return errors
-    }
-
-    /// `flush(_:)` of files that share `index`. Every file's `commitLock` is held throughout,
-    /// taken in one global order (no path holds one while waiting for another), so no claim
-    /// lands after a reset that made its bytes stale.
-    private static func flush(_ files: [CachedFile], through index: any CacheIndex) -> [FetchError?] {
-        // Bytes still gathering in a block go to the file first, so a slow origin's bytes are
-        // claimed (and survive a crash) as often as before staging (before the commit locks:
-        // writing them out answers waiters).
-        for file in files { file.writeOutStaged() }
-        struct Outcome {
-            var error: FetchError?
-            var isNew = false
-            var completed = false
-        }
-        var outcomes = [Outcome](repeating: Outcome(), count: files.count)
-        let order = files.indices.sorted { ObjectIdentifier(files[$0]) < ObjectIdentifier(files[$1]) }
-
-        func flushLocked() {
-            var pending: [(file: Int, commit: CacheCommit)] = []
-            for (position, file) in files.enumerated() {
-                let snapshot = file.state.withLock { s -> (ranges: [Range<Int64>], validator: CacheValidator?)? in
-                    s.flushScheduled = false
-                    s.urgentFlushScheduled = false
-                    guard !s.unflushed.isEmpty, s.writeError == nil else { return nil }
-                    defer { s.unflushed = RangeSet(); s.unflushedBytes = 0 }
-                    var validator = s.validator ?? CacheValidator()
-                    if validator.totalSize == nil { validator.totalSize = s.total }
-                    return (s.unflushed.ranges, validator)
-                }
-                guard let snapshot else {
-                    outcomes[position].error = file.state.withLock { $0.writeError }
-                    continue
-                }
-                do {
-                    try file.file.sync()
-                    pending.append((position, CacheCommit(itemID: file.itemID, file: file.key, ranges: snapshot.ranges,
-                                                          validator: snapshot.validator,
-                                                          url: CacheLayout.isSideFile(file.key) ? file.origin.url : nil)))
-                } catch {
-                    outcomes[position] = Outcome(error: writeFailure(error, path: file.file.path), isNew: true)
-                }
-            }
-            guard !pending.isEmpty else { return }
-            do {
-                let skipped = try index.commit(pending.map(\.commit))
-                for (n, entry) in pending.enumerated() {
-                    let file = files[entry.file]
-                    guard !skipped.contains(n) else {
-                        outcomes[entry.file] = Outcome(error: FetchError(.noSuchItem, "item \(file.itemID) no longer exists"),
-                                                       isNew: true)
-                        continue
-                    }
-                    let (completed, behind) = file.state.withLock { s -> (Bool, [Range<Int64>]) in
-                        for range in entry.commit.ranges { s.committed.insert(range) }
-                        s.recentlyFlushed.append(entry.commit.ranges)
-                        let behind = s.recentlyFlushed.count > Self.flushesKeptInMemory ? s.recentlyFlushed.removeFirst() : []
-                        return (s.total.map { s.committed.contains(0..<$0) } ?? false, behind)
-                    }
-                    outcomes[entry.file].completed = completed
-                    file.file.releaseCachedPages(behind)
-                }
-            } catch {
-                for entry in pending {
-                    outcomes[entry.file] = Outcome(error: writeFailure(error, path: files[entry.file].file.path), isNew: true)
-                }
-            }
-        }
-        func lock(from position: Int) {
-            guard position < order.count else { return flushLocked() }
-            files[order[position]].commitLock.withLock { _ in lock(from: position + 1) }
-        }
-        lock(from: 0)
-
-        // Waiters are failed and completions run after the commit locks are released: a
-        // completion may call back in.
-        for (position, file) in files.enumerated() {
-            if let error = outcomes[position].error, outcomes[position].isNew { file.failWrites(error) }
-            if outcomes[position].completed { file.onCompletelyCommitted(file) }
-        }
-        return outcomes.map(\.error)
-    }
-
     /// Forgets every byte (store first, then the file): corrupt data, an eviction.
     func discard() throws {
         cancelAll(FetchError(.cancelled, "the cached bytes of item \(itemID) were discarded"))
@@ -415,43 +296,5 @@ final class CachedFile: Sendable {
             }
             if let end { try? file.truncate(to: end) }
         }
-    }
-
-    /// A write or flush failed: unflushed bytes are no longer trusted, waiters fail, and
-    /// nothing more is written.
-    ///
-    /// Out of descriptors, only the fetches and waiters fail: what is in the file is good, and
-    /// the next request may find a descriptor free (the bytes that could not go are dropped).
-    func failWrites(_ failure: FetchError) {
-        let sticky = failure.reason != .outOfDescriptors
-        let (handles, waiters) = state.withLock { s in
-            if sticky {
-                s.writeError = s.writeError ?? failure
-                s.present = s.committed
-                s.recent = []
-                s.unflushed = RangeSet()
-                s.unflushedBytes = 0
-            } else {
-                s.recent.removeAll { !$0.isWhollyWritten }
-            }
-            var handles: [TransferHandle] = []
-            for id in Array(s.fetches.keys) {
-                if s.fetches[id]?.failure == nil { s.fetches[id]?.failure = failure }
-                if let handle = s.fetches[id]?.handle { handles.append(handle) }
-            }
-            let waiters = Array(s.waiters.values)
-            s.waiters = [:]
-            return (handles, waiters)
-        }
-        handles.forEach(loop.cancel)
-        for waiter in waiters { waiter.completion(.failure(failure)) }
-    }
-
-    static func writeFailure(_ error: any Error, path: String) -> FetchError {
-        if let error = error as? CacheFileError {
-            let reason: FetchError.Reason? = error.isNoSpace ? .noSpace : error.isOutOfDescriptors ? .outOfDescriptors : nil
-            return FetchError(.cacheWriteFailed, error.description, reason: reason)
-        }
-        return FetchError(.cacheWriteFailed, "cannot record cached bytes of \(path): \(error)")
     }
 }

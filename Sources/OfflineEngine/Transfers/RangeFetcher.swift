@@ -162,8 +162,8 @@ public final class RangeFetcher: Sendable {
             let id = copy.request(0..<Int64.max, readAhead: 0, deadline: deadline) { [self] _ in
                 DispatchQueue.global().async { [self] in
                     takeCopy(into: cached)
-                    cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
-                                   completion: completion)
+                    _ = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
+                                       completion: completion)
                 }
             }
             return Ticket(file: copy, waiterID: id)
