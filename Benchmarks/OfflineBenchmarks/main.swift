@@ -21,6 +21,9 @@
 //   offlinefs-bench soak [--minutes 30] [--items 100000] [--sync-seconds 5] [--offlinefs PATH]
 //       a mount kept up while items are opened and read, folders listed and syncs asked;
 //       the mount's memory, descriptors and threads each minute
+//   offlinefs-bench open-read [--items 100000] [--offlinefs PATH]
+//       opens, reads 4 KiB of and closes every uncached item file once through a mount; the
+//       mount's memory, descriptors and threads before and after
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -33,6 +36,7 @@ let usage = """
       tree [items] [--plain]
       million [--items N] [--folder DIR] [--offlinefs PATH]
       soak [--minutes M] [--items N] [--sync-seconds S] [--offlinefs PATH]
+      open-read [--items N] [--offlinefs PATH]
     """
 
 do {
@@ -50,6 +54,8 @@ do {
         try TreeBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "soak":
         try SoakBenchmark(arguments: Array(arguments.dropFirst())).run()
+    case "open-read":
+        try OpenReadBenchmark(arguments: Array(arguments.dropFirst())).run()
     case "million":
         try MillionBenchmark(arguments: Array(arguments.dropFirst())).run()
     default:

@@ -107,6 +107,10 @@ final class CachedFile: Sendable {
         // `gathered`: blocks holding bytes that arrived but are not in the file yet, which go
         // to the file now (the fetch may stall before the block fills).
         enum Outcome { case ready, inMemory(BytesInMemory), failed(FetchError), waiting(Int, FetchChanges, gathered: [StagingBlock]) }
+        let timeLeft = deadline.map { $0 - .now }.flatMap { $0 < .seconds(86_400) ? $0 : nil }
+        let timer = timeLeft.map { _ in WaitDeadline() }
+        let bytes = bytes.map { bytes in { @Sendable pieces in timer?.end(); bytes(pieces) } }
+        let completion: @Sendable (Result<Void, FetchError>) -> Void = { result in timer?.end(); completion(result) }
         let outcome: Outcome = state.withLock { s in
             if bytes != nil, let inMemory = s.bytesInMemory(range) { return .inMemory(inMemory) }
             if s.isSatisfied(range) { return .ready }
@@ -131,14 +135,10 @@ final class CachedFile: Sendable {
         case .waiting(let id, let changes, let gathered):
             for block in gathered { writeOut(block) }
             apply(changes)
-            if let deadline {
-                let seconds = deadline - .now
-                if seconds < .seconds(86_400) {
-                    // Weak: the timer outlives most waits by far, and must not keep the file
-                    // (and its descriptors) that long. A file that went has no waiters.
-                    callbacks.asyncAfter(deadline: .now() + Self.dispatchInterval(seconds)) { [weak self, itemID] in
-                        self?.endWait(id, FetchError(.timedOut, "bytes of item \(itemID) did not arrive in time", reason: .timeout))
-                    }
+            if let timer, let timeLeft {
+                // Weak: a file that went has no waiters.
+                timer.start(after: Self.dispatchInterval(timeLeft), on: callbacks) { [weak self, itemID] in
+                    self?.endWait(id, FetchError(.timedOut, "bytes of item \(itemID) did not arrive in time", reason: .timeout))
                 }
             }
             return id

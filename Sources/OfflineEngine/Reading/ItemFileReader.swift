@@ -160,8 +160,8 @@ public final class ItemFileReader: Sendable {
         return fromCacheFile(range)
     }
 
-    /// Asks the fetcher for missing bytes; whichever of their arrival, a cancel and the
-    /// backstop comes first answers.
+    /// Asks the fetcher for missing bytes; whichever of their arrival (or the fetcher's
+    /// failure by the read bound) and a cancel comes first answers.
     private func waitFor(_ range: ByteRange, readAhead: Int64, cancellation: ReadCancellation,
                          answer: @escaping @Sendable (ReadAnswer) -> Void) {
         let once = AnswerOnce(answer)
@@ -185,17 +185,6 @@ public final class ItemFileReader: Sendable {
         cancellation.attach {
             ticket.cancel()
             once(.failure(FetchError(.cancelled, "the reader stopped waiting")))
-        }
-        guard !once.isDone else { return }
-        // The fetcher promises an answer by the deadline; a read must never hang even if it
-        // does not keep that promise. The item's id only: the timer must not hold the file.
-        let (seconds, attoseconds) = (reading.readTimeout + .milliseconds(500)).components
-        DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18) {
-            [logger = reading.logger, itemID] in
-            guard !once.isDone else { return }
-            ticket.cancel()
-            once(.failure(FetchError(.timedOut, "not answered within the read bound", reason: .timeout)))
-            logger.warning("read of item \(itemID) \(range) not answered by the engine within the bound; answered EIO")
         }
     }
 

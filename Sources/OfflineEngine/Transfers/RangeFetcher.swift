@@ -449,8 +449,8 @@ public final class RangeFetcher: Sendable {
         }
     }
 
-    /// Holds its file weakly: a read's backstop timer keeps its ticket long after most reads
-    /// are answered, and must not keep the file (and its descriptors) meanwhile.
+    /// Holds its file weakly: a reader may keep its ticket after the read is answered, and
+    /// must not keep the file (and its descriptors) meanwhile.
     private struct Ticket: FetchTicket {
         weak var file: CachedFile?
         let waiterID: Int?

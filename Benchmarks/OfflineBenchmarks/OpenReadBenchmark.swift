@@ -1,0 +1,74 @@
+import Foundation
+import OfflineTestSupport
+
+/// Memory over many files: through a mount of a library of `items` uncached items, opens
+/// each item file once, reads its first 4 KiB and closes it, then prints the mount process's
+/// resident memory, descriptors and threads before and after (each once the mount is idle).
+/// State of files nobody reads any more must go, so the growth stays small however many
+/// items were touched. The cache is capped (`cache-limit`) so eviction runs too.
+struct OpenReadBenchmark {
+    private let origin: TestOrigin
+    var items = 100_000
+    var program: String?
+
+    init(arguments: [String]) throws {
+        origin = try TestOrigin()
+        try forEachFlag(in: arguments) { flag, value in
+            switch flag {
+            case "--items":
+                guard let count = Int(value), count > 0 else { throw BenchmarkFailure("--items needs a positive count") }
+                items = count
+            case "--offlinefs": program = value
+            default: return false
+            }
+            return true
+        }
+    }
+
+    func run() throws {
+        let program = try OfflineFSProgram.locate(program)
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-open-read-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        defer { origin.stop() }
+        let library = base.appendingPathComponent("library").path
+        let mountpoint = base.appendingPathComponent("mnt").path
+        let catalog = try BenchCatalog(items: items, folder: base.appendingPathComponent("catalog"), origin: origin)
+        BenchCatalog.serveMedia(0..<items, on: origin)
+        for command in [["source", "add", "--library", library, "bench", catalog.feedURL],
+                        ["set", "--library", library, "cache-limit", "256M"],
+                        ["sync", "--library", library]] {
+            let result = try ChildProcess.run([program] + command, deadline: 600)
+            guard result.status == 0 else { throw BenchmarkFailure("\(command.joined(separator: " ")): \(result.stderr)") }
+        }
+
+        let mount = try ChildMount(program: program, library: library, mountpoint: mountpoint)
+        defer { try? mount.stop() }
+        try mount.waitForStat(mountpoint + "/sources/bench/" + BenchCatalog.fileName(items - 1))
+        try mount.waitUntilIdle()
+        let stats = ProcessStats(pid: mount.pid)
+        let before = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads)
+        print("items \(items) count")
+        print(String(format: "rss_before_mib %.1f MiB", before.rss))
+
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let start = Date()
+        for index in 0..<items {
+            let path = mountpoint + "/sources/bench/" + BenchCatalog.fileName(index)
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else { throw BenchmarkFailure("open \(path): errno \(errno)") }
+            defer { close(fd) }
+            guard pread(fd, &buffer, buffer.count, 0) == buffer.count else {
+                throw BenchmarkFailure("read \(path): errno \(errno)")
+            }
+        }
+        let seconds = Date().timeIntervalSince(start)
+        try mount.waitUntilIdle()
+        let after = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads)
+        print(String(format: "open_read_per_s %.0f /s", Double(items) / seconds))
+        print(String(format: "rss_after_mib %.1f MiB", after.rss))
+        print(String(format: "rss_growth_mib %.1f MiB", after.rss - before.rss))
+        print(String(format: "peak_rss_mib %.1f MiB", stats.peakResidentMiB))
+        print("fds_before_after \(before.fds) \(after.fds) count")
+        print("threads_before_after \(before.threads) \(after.threads) count")
+    }
+}
