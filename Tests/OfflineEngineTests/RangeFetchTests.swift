@@ -96,6 +96,39 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")))
     }
 
+    @Test func stagingMemoryGoesBackOnceItsReadersAreDone() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        // Given twelve items from a slow origin, each opened, read a little and closed while
+        // its fetch still reads ahead into a staging block of its own (a scanner going
+        // through a library)
+        for n in 1...12 {
+            let item = try fixture.addItem("v\(n).mp4", size: 300_000, seed: UInt64(n))
+            fixture.origin.setFault("/v\(n).mp4", .trickle(bytesPerSecond: 400_000))
+            fixture.fetcher.readerOpened(itemID: item.id)
+            guard case .success = fixture.fetch(item, 0..<4096, readAhead: 200_000) else {
+                Issue.record("the read of item \(n) failed")
+                return
+            }
+            fixture.fetcher.readerClosed(itemID: item.id)
+        }
+        // Then once their fetches are over, the pool keeps no more than its few free blocks
+        try waitUntil { fixture.fetcher.stagingBlocksAllocated <= StagingPool.keptFree }
+    }
+
+    @Test func thePoolGivesBackBlocksPastTheFewItKeepsFree() {
+        let pool = StagingPool(capacity: 8)
+        // Given every block of the pool in use
+        var blocks = (0..<8).compactMap { pool.block(for: Int64($0) << 20, generation: 0) }
+        #expect(blocks.count == 8 && pool.block(for: 9 << 20, generation: 0) == nil)
+        // When all of them come back, only the few it keeps free stay allocated
+        blocks.removeAll()
+        #expect(pool.allocatedBlocks == StagingPool.keptFree)
+        // And the pool still hands out as many as its capacity
+        blocks = (0..<8).compactMap { pool.block(for: Int64($0) << 20, generation: 0) }
+        #expect(blocks.count == 8)
+    }
+
     @Test func theCacheFileIsMadeByTheFirstBytes() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

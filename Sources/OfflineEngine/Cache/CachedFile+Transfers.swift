@@ -328,6 +328,8 @@ extension CachedFile {
             }
             ready = s.takeSatisfiedWaiters()
             changes = s.plan(settings)
+            // Its last reader closed before this fetch ended: nobody reads its blocks now.
+            if s.stopsWhenUnwanted { s.recent.removeAll(where: s.isSettled) }
         }
         apply(changes)
         for waiter in ready { waiter.completion(.success(())) }

@@ -48,9 +48,12 @@ final class StagingBlock: @unchecked Sendable {
     var unwritten: Range<Int64> { (start + Int64(written))..<(start + Int64(to)) }
 }
 
-/// The memory of every staging block of one engine: reused, never more than `capacity`
-/// blocks, so a transfer's bytes are copied into pages already in use rather than new ones.
-/// When it is used up, bytes go to the file the plain way (`pwrite` through the page cache).
+/// The memory of every staging block of one engine: never more than `capacity` blocks, so a
+/// transfer's bytes are copied into pages already in use rather than new ones. Up to
+/// `keptFree` blocks that come back stay for reuse (a stream takes a new block each MiB);
+/// more go back to the system, so a mount that read much and now reads nothing does not
+/// hold the pool. When it is used up, bytes go to the file the plain way (`pwrite` through
+/// the page cache).
 final class StagingPool: Sendable {
     /// A block's memory, handed between threads only through the pool's lock.
     private struct Memory: @unchecked Sendable {
@@ -62,21 +65,32 @@ final class StagingPool: Sendable {
     }
     private let state = Mutex(State())  // leaf lock
     let capacity: Int
+    static let keptFree = 4
 
     init(capacity: Int) {
         self.capacity = capacity
     }
 
     deinit {
-        for memory in state.withLock({ $0.free }) { free(memory.pointer) }
+        for memory in state.withLock({ $0.free }) { Self.unmap(memory.pointer) }
     }
 
-    /// Allocates a block and touches its pages, so that a mount's first read does not wait
-    /// for a fresh mapping and its page faults. One block (1 MiB) is kept ready this way: the
-    /// first one, which the free list hands out first.
+    /// Page-aligned memory of its own mapping (`O_DIRECT` wants aligned buffers), which
+    /// `munmap` gives back to the system whole.
+    private static func map() -> UnsafeMutableRawPointer? {
+        let pointer = mmap(nil, StagingBlock.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        return pointer == MAP_FAILED ? nil : pointer
+    }
+
+    private static func unmap(_ pointer: UnsafeMutableRawPointer) {
+        munmap(pointer, StagingBlock.size)
+    }
+
+    /// Maps a block and touches its pages, so that a mount's first read does not wait for a
+    /// fresh mapping and its page faults. One block (1 MiB) is kept ready this way: the first
+    /// one, which the free list hands out first.
     func prepareBlock() {
-        var pointer: UnsafeMutableRawPointer?
-        guard posix_memalign(&pointer, StagingBlock.alignment, StagingBlock.size) == 0, let pointer else { return }
+        guard let pointer = Self.map() else { return }
         memset(pointer, 0, StagingBlock.size)
         let kept = state.withLock { s -> Bool in
             guard s.allocated < capacity else { return false }
@@ -84,16 +98,14 @@ final class StagingPool: Sendable {
             s.free.append(Memory(pointer: pointer))
             return true
         }
-        if !kept { free(pointer) }
+        if !kept { Self.unmap(pointer) }
     }
 
     /// A block for the bytes from `offset` on, or nil when every block is in use.
     func block(for offset: Int64, generation: Int) -> StagingBlock? {
         let memory = state.withLock { s -> Memory? in
             if let reused = s.free.popLast() { return reused }
-            guard s.allocated < capacity else { return nil }
-            var pointer: UnsafeMutableRawPointer?
-            guard posix_memalign(&pointer, StagingBlock.alignment, StagingBlock.size) == 0, let pointer else { return nil }
+            guard s.allocated < capacity, let pointer = Self.map() else { return nil }
             s.allocated += 1
             return Memory(pointer: pointer)
         }
@@ -104,7 +116,15 @@ final class StagingPool: Sendable {
 
     fileprivate func giveBack(_ pointer: UnsafeMutableRawPointer) {
         let memory = Memory(pointer: pointer)
-        state.withLock { $0.free.append(memory) }
+        let kept = state.withLock { s -> Bool in
+            guard s.free.count < Self.keptFree else {
+                s.allocated -= 1
+                return false
+            }
+            s.free.append(memory)
+            return true
+        }
+        if !kept { Self.unmap(pointer) }
     }
 
     /// Blocks in use or free (tests).
