@@ -83,7 +83,7 @@ struct ProcessStats {
         ((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? "").split(separator: "\n")
     }
 
-    private func statusKiB(_ key: String) -> Double {
+    func statusKiB(_ key: String) -> Double {
         guard let line = status.first(where: { $0.hasPrefix(key + ":") }),
               let value = Double(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "")
         else { return 0 }

@@ -46,7 +46,8 @@ struct OpenReadBenchmark {
         try mount.waitForStat(mountpoint + "/sources/bench/" + BenchCatalog.fileName(items - 1))
         try mount.waitUntilIdle()
         let stats = ProcessStats(pid: mount.pid)
-        let before = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads)
+        let before = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads,
+                      anon: stats.statusKiB("RssAnon") / 1024, file: stats.statusKiB("RssFile") / 1024)
         print("items \(items) count")
         print(String(format: "rss_before_mib %.1f MiB", before.rss))
 
@@ -63,10 +64,14 @@ struct OpenReadBenchmark {
         }
         let seconds = Date().timeIntervalSince(start)
         try mount.waitUntilIdle()
-        let after = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads)
+        let after = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads,
+                     anon: stats.statusKiB("RssAnon") / 1024, file: stats.statusKiB("RssFile") / 1024)
         print(String(format: "open_read_per_s %.0f /s", Double(items) / seconds))
         print(String(format: "rss_after_mib %.1f MiB", after.rss))
         print(String(format: "rss_growth_mib %.1f MiB", after.rss - before.rss))
+        // Anonymous (heap, stacks, staging) apart from file-backed (code the reads paged in).
+        print(String(format: "rss_anon_growth_mib %.1f MiB", after.anon - before.anon))
+        print(String(format: "rss_file_growth_mib %.1f MiB", after.file - before.file))
         print(String(format: "peak_rss_mib %.1f MiB", stats.peakResidentMiB))
         print("fds_before_after \(before.fds) \(after.fds) count")
         print("threads_before_after \(before.threads) \(after.threads) count")
