@@ -30,20 +30,9 @@ struct OpenReadBenchmark {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-open-read-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: base) }
         defer { origin.stop() }
-        let library = base.appendingPathComponent("library").path
-        let mountpoint = base.appendingPathComponent("mnt").path
-        let catalog = try BenchCatalog(items: items, folder: base.appendingPathComponent("catalog"), origin: origin)
-        BenchCatalog.serveMedia(0..<items, on: origin)
-        for command in [["source", "add", "--library", library, "bench", catalog.feedURL],
-                        ["set", "--library", library, "cache-limit", "256M"],
-                        ["sync", "--library", library]] {
-            let result = try ChildProcess.run([program] + command, deadline: 600)
-            guard result.status == 0 else { throw BenchmarkFailure("\(command.joined(separator: " ")): \(result.stderr)") }
-        }
-
-        let mount = try ChildMount(program: program, library: library, mountpoint: mountpoint)
+        let bench = try MountedBenchLibrary(items: items, program: program, base: base, origin: origin)
+        let (mount, mountpoint) = (bench.mount, bench.mountpoint)
         defer { try? mount.stop() }
-        try mount.waitForStat(mountpoint + "/sources/bench/" + BenchCatalog.fileName(items - 1))
         try mount.waitUntilIdle()
         let stats = ProcessStats(pid: mount.pid)
         let before = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads,

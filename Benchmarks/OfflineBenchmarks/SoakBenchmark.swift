@@ -56,20 +56,9 @@ struct SoakBenchmark {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-soak-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: base) }
         defer { origin.stop() }
-        let library = base.appendingPathComponent("library").path
-        let mountpoint = base.appendingPathComponent("mnt").path
-        var catalog = try BenchCatalog(items: items, folder: base.appendingPathComponent("catalog"), origin: origin)
-        BenchCatalog.serveMedia(0..<items, on: origin)
-        for command in [["source", "add", "--library", library, "bench", catalog.feedURL],
-                        ["set", "--library", library, "cache-limit", "256M"],
-                        ["sync", "--library", library]] {
-            let result = try ChildProcess.run([program] + command, deadline: 600)
-            guard result.status == 0 else { throw BenchmarkFailure("\(command.joined(separator: " ")): \(result.stderr)") }
-        }
-
-        let mount = try ChildMount(program: program, library: library, mountpoint: mountpoint)
+        let bench = try MountedBenchLibrary(items: items, program: program, base: base, origin: origin)
+        let (mount, mountpoint) = (bench.mount, bench.mountpoint)
         defer { try? mount.stop() }
-        try mount.waitForStat(mountpoint + "/sources/bench/" + BenchCatalog.fileName(items - 1))
         print("soak items \(items), minutes \(minutes), a sync asked every \(syncSeconds) s, cache-limit 256M")
         print("minute rss_mib fds threads reads listings syncs failures")
 
@@ -88,7 +77,7 @@ struct SoakBenchmark {
         let start = Date()
         for minute in 1...minutes {
             // The catalog's first page changes once a minute: the next sync merges it all.
-            catalog.revise(firstPageRevision: minute, origin: origin)
+            bench.catalog.revise(firstPageRevision: minute, origin: origin)
             let due = start.addingTimeInterval(Double(minute) * 60)
             while Date() < due { usleep(UInt32(min(1, max(0, due.timeIntervalSinceNow)) * 1_000_000)) }
             guard !mount.process.wait(deadline: 0) else { throw BenchmarkFailure("the mount ended: \(mount.process.result().stderr)") }
