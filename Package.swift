@@ -129,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "OfflineBenchmarks",
             dependencies: ["OfflineEngine", "OfflineStore", "OfflineHTTP", "OfflineMount", "OfflineFUSE", "OfflineTestSupport",
-                           .product(name: "Logging", package: "swift-log")],
+                           "CSystemShim", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/OfflineBenchmarks",
             swiftSettings: swiftSettings
         ),

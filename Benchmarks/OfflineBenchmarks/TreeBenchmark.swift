@@ -1,4 +1,5 @@
 import Foundation
+import CSystemShim
 import Logging
 import OfflineEngine
 import OfflineFUSE
@@ -98,6 +99,25 @@ struct TreeBenchmark {
         print(String(format: "\(label) change_check_cpu_ms %.2f (the store's change token, checked every second)",
                      median(checkTimes) * 1000))
         print("\(label) peak_rss_mib \(Int(Resources.peakResidentMiB()))")
+        let treeMiB = try residentTreeMiB(store, logger: logger)
+        print(String(format: "\(label) tree_mib %.1f (resident with one tree held, less without; %.0f bytes an item)",
+                     treeMiB, treeMiB * 1_048_576 / Double(items)))
+    }
+
+    /// What one tree holds resident, as an idle mount holds it: the process's resident memory
+    /// with a tree built, less without one, each after malloc gave back what it could (the
+    /// store's cache is warm by then, so it does not count).
+    private func residentTreeMiB(_ store: LibraryStore, logger: Logger) throws -> Double {
+        func resident() -> Double {
+            _ = csystem_release_free_memory()
+            return ProcessStats(pid: getpid()).residentMiB
+        }
+        let before = resident()
+        let tree = MountTree(view: LibraryView(store: store), uid: getuid(), gid: getgid(), clock: { Date() }, logger: logger)
+        guard tree.refresh(force: true) else { throw BenchmarkFailure("the tree was not built") }
+        let after = resident()
+        withExtendedLifetime(tree) {}
+        return after - before
     }
 
     /// The tree's item query and its build, timed apart (the rest of a refresh is a few small reads).

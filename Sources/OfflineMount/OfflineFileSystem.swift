@@ -313,7 +313,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             guard let part = hls.part(itemID: itemID, index: index) else { return .failure(.noSuchFileOrDirectory) }
             size = hls.size(of: part, itemID: itemID)
         } else if let (item, file) = snapshot.itemFile(inode) {
-            let key = item.files[file].key
+            let key = item.files.key(file)
             isHLS = item.isHLS
             if item.isHLS && file == 0 {
                 size = hls.playlist(itemID: item.id).map { Int64($0.count) }
@@ -381,7 +381,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         }
         if file.isWritable || file.flags & O_TRUNC != 0 { return .failure(.permissionDenied) }
         let (program, readerClass) = classifier.classify(threadID: threadID)
-        if item.files[number].key == TreeItemFile.joinedKey {
+        if item.files.key(number) == TreeItemFile.joinedKey {
             return hls.openJoined(item: item, file: file, openFiles: openFiles, readerClass: readerClass).map { OpenAnswer(file: $0) }
         }
         if readerClass != .other { logger.debug("\(program) opens item \(item.id) as a \(readerClass.rawValue)") }

@@ -22,16 +22,14 @@ public struct TreeBuilder {
     private var artworks: [Int64: UInt64] = [:]
     private var unwatchedSlot = 0
     private var items = TreeItems()
-    /// The tree this one replaces: an unchanged media name is shared with it, not made again.
-    private let previous: TreeItems?
+    /// Every name of the tree, which the folders and items refer to: given to them in `finish()`.
+    private var names = NameTable()
     private let uid: UInt32, gid: UInt32
     private let folderTime: Timestamp
     private let recentCutoff: Date
 
     /// - Parameter recentCutoff: items cached (downloaded) at or after it are in `recent/`.
-    /// - Parameter previous: the items of the tree this one replaces, if any.
-    public init(uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date, previous: TreeItems? = nil) {
-        self.previous = previous
+    public init(uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date) {
         self.uid = uid
         self.gid = gid
         self.folderTime = folderTime
@@ -39,18 +37,18 @@ public struct TreeBuilder {
         let root = addFolder(NodeID.root.inode, parent: NodeID.root.inode)
         for (name, node) in [("sources", NodeID.sources), ("categories", .categories), ("state", .states), ("recent", .recent),
                              ("unwatched", .unwatched)] {
-            folders[root].add(TreeChild(name: FileName(name), inode: node.inode, isDirectory: true))
+            add(FileName(name), inode: node.inode, isDirectory: true, to: root)
             let slot = addFolder(node.inode, parent: NodeID.root.inode)
             if node == .recent { recentSlot = slot }
             if node == .unwatched { unwatchedSlot = slot }
         }
         for file in HiddenFile.allCases {
-            folders[root].add(TreeChild(name: FileName(file.name), inode: file.inode, isDirectory: false))
+            add(FileName(file.name), inode: file.inode, isDirectory: false, to: root)
         }
         let states = slots[NodeID.states.inode]!
         for (index, state) in TreeSnapshot.stateFolders.enumerated() {
             let inode = NodeID.stateFolder(index).inode
-            folders[states].add(TreeChild(name: FileName(state.rawValue), inode: inode, isDirectory: true))
+            add(FileName(state.rawValue), inode: inode, isDirectory: true, to: states)
             stateSlots.append(addFolder(inode, parent: NodeID.states.inode))
         }
     }
@@ -59,14 +57,11 @@ public struct TreeBuilder {
     /// - Parameters:
     ///   - joinedExtensions: for fully cached HLS items that can be one file, its extension
     ///     (`ts`, `mp4`): the file is listed beside the playlist.
-    ///   - previous: the tree this one replaces: what did not change is shared with it.
     public static func build(sources: [Source], categories: [Category], items: [ItemOutline],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
                              joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
-                             sidecarSizes: [Int64: UInt64] = [:], artworkSizes: [Int64: UInt64] = [:],
-                             previous: TreeSnapshot? = nil) -> TreeSnapshot {
-        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
-                                  previous: previous?.items)
+                             sidecarSizes: [Int64: UInt64] = [:], artworkSizes: [Int64: UInt64] = [:]) -> TreeSnapshot {
+        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff)
         builder.addSources(sources)
         builder.addArtworks(artworkSizes)
         builder.addCategories(categories)
@@ -86,8 +81,7 @@ public struct TreeBuilder {
                              joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
                              sidecarSizes: [Int64: UInt64] = [:], artworkSizes: [Int64: UInt64] = [:],
                              previous: TreeSnapshot) rethrows -> TreeSnapshot {
-        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
-                                  previous: previous.items)
+        var builder = TreeBuilder(uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff)
         builder.addSources(sources)
         builder.addArtworks(artworkSizes)
         builder.addCategories(categories)
@@ -115,15 +109,19 @@ public struct TreeBuilder {
     /// tree as from their outlines.
     public static func build(sources: [Source], categories: [Category], items: [ItemListing],
                              uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
-                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:],
-                             previous: TreeSnapshot? = nil) -> TreeSnapshot {
+                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
         let categoryIDs = Dictionary(categories.map { ($0.path, $0.id) }, uniquingKeysWith: { first, _ in first })
         let outlines = items.compactMap { listing in
             ItemOutline(listing.item, categoryIDs: listing.categoryPaths.compactMap { categoryIDs[$0] })
         }
         return build(sources: sources, categories: categories, items: outlines, uid: uid, gid: gid, folderTime: folderTime,
-                     recentCutoff: recentCutoff, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries,
-                     previous: previous)
+                     recentCutoff: recentCutoff, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries)
+    }
+
+    /// Lists a name in the folder at `slot` unless the name is taken there.
+    private mutating func add(_ name: FileName, inode: UInt64, isDirectory: Bool, to slot: Int) {
+        let entry = names.append(name.bytes, inode: inode, isDirectory: isDirectory)
+        folders[slot].add(entry, hash: name.hashValue, in: names)
     }
 
     private mutating func addFolder(_ inode: UInt64, parent: UInt64) -> Int {
@@ -136,7 +134,7 @@ public struct TreeBuilder {
         let parent = slots[NodeID.sources.inode]!
         for source in sources.sorted(by: { $0.name < $1.name }) {
             let inode = NodeID.source(source.id).inode
-            folders[parent].add(TreeChild(name: FileName(source.name), inode: inode, isDirectory: true))
+            add(FileName(source.name), inode: inode, isDirectory: true, to: parent)
             sourceSlots[source.id] = addFolder(inode, parent: NodeID.sources.inode)
         }
     }
@@ -147,7 +145,7 @@ public struct TreeBuilder {
             let parent = category.parentID.map { categorySlots[$0] } ?? slots[NodeID.categories.inode]
             guard let parent else { continue }  // an orphan cannot be stored; skip it anyway
             let inode = NodeID.category(category.id).inode
-            folders[parent].add(TreeChild(name: FileName(category.folderName), inode: inode, isDirectory: true))
+            add(FileName(category.folderName), inode: inode, isDirectory: true, to: parent)
             categorySlots[category.id] = addFolder(inode, parent: folders[parent].inode)
         }
     }
@@ -156,18 +154,24 @@ public struct TreeBuilder {
     /// growing them (and rehashing their names) item by item.
     private mutating func reserve(for items: [ItemOutline]) {
         self.items.reserveCapacity(items.count)
-        var names = [Int](repeating: 0, count: folders.count)
+        var counts = [Int](repeating: 0, count: folders.count)
+        var nameBytes = 0
         for item in items {
             // At most this many names: the joined HLS file, or a dropped side file, is rare.
             let files = 1 + (item.hasThumbnail ? 1 : 0) + item.subtitles.count
-            if let slot = sourceSlots[item.sourceID] { names[slot] += files }
+            // A side file's name is the media's stem and a few bytes more.
+            let length = item.fileName.utf8.count
+            nameBytes += NameTable.size(ofName: length) + (files - 1) * NameTable.size(ofName: length + 8)
+            if let slot = sourceSlots[item.sourceID] { counts[slot] += files }
             for category in item.categoryIDs {
-                if let slot = categorySlots[category] { names[slot] += files }
+                if let slot = categorySlots[category] { counts[slot] += files }
             }
-            if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) { names[stateSlots[index]] += files }
+            if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) { counts[stateSlots[index]] += files }
         }
-        for (slot, count) in names.enumerated() where count > 0 {
-            folders[slot].reserveCapacity(folders[slot].children.count + count)
+        // A little more for the names of `.hls` folders, rather than a table grown to twice.
+        names.reserveCapacity(names.bytes.count + nameBytes + nameBytes / 64 + 4096)
+        for (slot, count) in counts.enumerated() where count > 0 {
+            folders[slot].reserveCapacity(folders[slot].children.count + count, in: names)
         }
     }
 
@@ -176,9 +180,10 @@ public struct TreeBuilder {
     /// table costs a copy of it, and the build happens while the old tree is still held.
     private mutating func reserve(like previous: TreeSnapshot) {
         items.reserveCapacity(previous.items.count)
+        names.reserveCapacity(previous.items.names.bytes.count + previous.items.names.bytes.count / 64 + 4096)
         for slot in folders.indices {
             if let count = previous.folders[folders[slot].inode]?.children.count, count > folders[slot].children.count {
-                folders[slot].reserveCapacity(count)
+                folders[slot].reserveCapacity(count, in: names)
             }
         }
     }
@@ -186,15 +191,27 @@ public struct TreeBuilder {
     mutating func addItem(_ item: ItemOutline, joinedExtension: String? = nil, licenceExpiresAt: Date? = nil,
                           nfoSize: UInt64? = nil) {
         guard !item.fileName.isEmpty, item.state != .deleted else { return }
-        var files = item.hasThumbnail || !item.subtitles.isEmpty || nfoSize != nil
-            ? TreeItemFiles(Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, thumbnailSize: item.thumbnailSize,
-                                       subtitles: item.subtitles, nfoSize: nfoSize))
-            : TreeItemFiles(media: mediaName(item))
+        // The item's names go into the table one after the other: the media's, then the side files'.
+        func inode(_ file: Int) -> UInt64 { NodeID.itemFile(itemID: item.id, file: file).inode }
+        let media: NameTable.Entry
+        var sides: [TreeItemFiles.SideFile] = []
+        if item.hasThumbnail || !item.subtitles.isEmpty || nfoSize != nil {
+            let files = Self.files(fileName: item.fileName, hasThumbnail: item.hasThumbnail, thumbnailSize: item.thumbnailSize,
+                                   subtitles: item.subtitles, nfoSize: nfoSize)
+            media = names.append(files[0].name.bytes, inode: inode(0), isDirectory: false)
+            for (number, file) in files.enumerated().dropFirst() {
+                _ = names.append(file.name.bytes, inode: inode(number), isDirectory: false)
+                sides.append(TreeItemFiles.SideFile(key: file.key, size: file.size))
+            }
+        } else {
+            media = names.append(item.fileName.utf8, inode: inode(0), isDirectory: false)
+        }
         let isHLS = item.type == .hls && item.id <= NodeID.maxHLSItemID
         if isHLS, item.state == .cached, let joinedExtension {
             let name = "\(Self.stem(of: item.fileName)).\(joinedExtension)"
-            if name.utf8.count <= Self.maxNameBytes, files.count < NodeID.filesPerItem {
-                files.append(TreeItemFile(name: FileName(name), key: TreeItemFile.joinedKey))
+            if name.utf8.count <= Self.maxNameBytes, 1 + sides.count < NodeID.filesPerItem {
+                _ = names.append(name.utf8, inode: inode(1 + sides.count), isDirectory: false)
+                sides.append(TreeItemFiles.SideFile(key: TreeItemFile.joinedKey))
             }
         }
         var slots: [Int] = []
@@ -207,29 +224,21 @@ public struct TreeBuilder {
         if let index = TreeSnapshot.stateFolders.firstIndex(of: item.state) { slots.append(stateSlots[index]) }
         if item.state == .cached, let downloaded = item.downloadedAt, downloaded >= recentCutoff { slots.append(recentSlot) }
         if item.state == .cached, !item.watched { slots.append(unwatchedSlot) }
-        for slot in slots { place(files, itemID: item.id, isHLS: isHLS, in: slot) }
+        var entry = media
+        for _ in 0...sides.count {
+            let hash = names.hash(entry)
+            for slot in slots { folders[slot].add(entry, hash: hash, in: names) }
+            entry = names.entry(after: entry)
+        }
+        if isHLS { for slot in slots { addHLSFolder(in: slot, itemID: item.id) } }
 
         // The publish time, which no download or state change moves: a second backup of an
         // unchanged library copies nothing (the download date is an xattr).
-        items.set(TreeItem(id: item.id, files: files, size: UInt64(max(0, item.size ?? 0)),
-                           modificationTime: Timestamp(item.publishedAt ?? item.addedAt), state: item.state,
-                           isHLS: isHLS, licenceExpiresAt: licenceExpiresAt, folderCount: UInt16(clamping: slots.count)))
-    }
-
-    /// The item's media name: the previous tree's when it is the same (most items, most
-    /// builds), so that a rebuild does not make every name again.
-    private func mediaName(_ item: ItemOutline) -> FileName {
-        if let name = previous?[item.id]?.files.mediaName, item.fileName.utf8.elementsEqual(name.bytes) { return name }
-        return FileName(item.fileName)
-    }
-
-    /// Lists an item's files in one folder.
-    private mutating func place(_ files: TreeItemFiles, itemID: Int64, isHLS: Bool, in slot: Int) {
-        for (number, file) in files.enumerated() {
-            folders[slot].add(TreeChild(name: file.name, inode: NodeID.itemFile(itemID: itemID, file: number).inode,
-                                        isDirectory: false))
-        }
-        if isHLS { addHLSFolder(in: slot, itemID: itemID) }
+        let time = Timestamp(item.publishedAt ?? item.addedAt)
+        items.set(TreeItems.Row(id: item.id, size: UInt64(max(0, item.size ?? 0)), seconds: Int64(time.seconds),
+                                nanoseconds: UInt32(clamping: time.nanoseconds), media: media, sides: sides, state: item.state,
+                                isHLS: isHLS, folderCount: UInt16(clamping: slots.count)),
+                  licenceExpiresAt: licenceExpiresAt)
     }
 
     /// `<place>/.hls/<item id>/`, where the item's playlist finds its segments (DESIGN §3).
@@ -243,11 +252,11 @@ public struct TreeBuilder {
             hlsSlot = existing
         } else {
             hlsSlot = addFolder(hls, parent: place)
-            folders[slot].add(TreeChild(name: FileName(".hls"), inode: hls, isDirectory: true))
+            add(FileName(".hls"), inode: hls, isDirectory: true, to: slot)
         }
         let itemFolder = NodeID.hlsItemFolder(parent, itemID: itemID).inode
         if slots[itemFolder] == nil { _ = addFolder(itemFolder, parent: hls) }
-        folders[hlsSlot].add(TreeChild(name: FileName(String(itemID)), inode: itemFolder, isDirectory: true))
+        add(FileName(String(itemID)), inode: itemFolder, isDirectory: true, to: hlsSlot)
     }
 
     /// The media file, then `<stem>-thumb.jpg` and `<stem>.<lang>.<vtt|srt>` when the catalog
@@ -296,14 +305,19 @@ public struct TreeBuilder {
     mutating func addArtworks(_ sizes: [Int64: UInt64]) {
         for (sourceID, _) in sizes {
             guard let slot = sourceSlots[sourceID] else { continue }
-            folders[slot].add(TreeChild(name: FileName("folder.jpg"), inode: NodeID.sourceArtwork(sourceID).inode, isDirectory: false))
+            add(FileName("folder.jpg"), inode: NodeID.sourceArtwork(sourceID).inode, isDirectory: false, to: slot)
         }
         artworks = sizes.filter { sourceSlots[$0.key] != nil }
     }
 
     mutating func finish() -> TreeSnapshot {
+        names.shrink()
+        items.share(names)
         var byInode = [UInt64: TreeFolder](minimumCapacity: folders.count)
-        for folder in folders { byInode[folder.inode] = folder }
+        for var folder in folders {
+            folder.share(names)
+            byInode[folder.inode] = folder
+        }
         return TreeSnapshot(folders: byInode, items: items, uid: uid, gid: gid, folderTime: folderTime, artworks: artworks)
     }
 }

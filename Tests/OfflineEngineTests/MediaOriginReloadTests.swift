@@ -34,6 +34,23 @@ import Testing
         return nil
     }
 
+    @Test func everyURLComesBackWholeFromTheTable() {
+        // Given URLs that share starts of every length with the one before, some shorter,
+        // across several restarts of the table's shared-start coding
+        var table = MediaOriginIndex.Table()
+        let urls = (0..<100).map { n in
+            n % 7 == 3 ? "http://h/\(n)" : "https://cdn.example/shows/" + String(repeating: "x", count: n % 5) + "/\(n % 13).mp4"
+        }
+        for (n, url) in urls.enumerated() { table.append(itemID: Int64(n * 2 + 1), url: url, anyDestination: n % 2 == 0) }
+        // Then each item's URL and policy come back, and an id not listed finds nothing
+        for (n, url) in urls.enumerated() {
+            let origin = table.origin(itemID: Int64(n * 2 + 1))
+            #expect(origin?.url == url)
+            #expect(origin?.destinationPolicy == (n % 2 == 0 ? .any : .publicOnly))
+        }
+        #expect(table.origin(itemID: 2) == nil)
+    }
+
     @Test func entriesAnswerUntilTheCatalogChanges() throws {
         let changes = CatalogChanges()
         let fake = FakeRead()

@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import OfflineHTTP
 import OfflineStore
@@ -22,14 +23,35 @@ import Synchronization
 final class MediaOriginIndex: Sendable {
     typealias Read = @Sendable (_ body: (_ itemID: Int64, _ mediaURL: String, _ feedURL: String) -> Void) throws -> Void
 
-    /// ~50 bytes an item (100,000 items: 5 MB): ids in order, their URLs end to end.
+    /// Ids in order and their URLs end to end, each as the length it shares with the URL
+    /// before and the rest: a catalog's media URLs mostly differ in their last bytes, and
+    /// whole ones were most of what the index held (45 of ~60 bytes an item).
     struct Table: Sendable {
-        var ids: [Int64] = []
+        private(set) var ids: [Int64] = []
         /// Where each item's URL ends in `text` (it starts where the previous one ends).
-        var ends: [UInt32] = []
+        private var ends: [UInt32] = []
         /// Per item: `DestinationPolicy.any` (its source's feed URL is not public), else `.publicOnly`.
-        var anyDestination: [Bool] = []
-        var text: [UInt8] = []
+        private var anyDestination: [Bool] = []
+        /// Per item: how many bytes its URL shares with the one before (a byte; 0 for every
+        /// `restart`-th, so a look-up rebuilds at most that many), then the rest of it.
+        private(set) var text: [UInt8] = []
+        private var previous: [UInt8] = []
+        private static let restart = 16
+
+        mutating func append(itemID: Int64, url: String, anyDestination any: Bool) {
+            let url = Array(url.utf8)
+            var shared = 0
+            if !ids.count.isMultiple(of: Self.restart) {
+                let limit = min(url.count, previous.count, Int(UInt8.max))
+                while shared < limit, url[shared] == previous[shared] { shared += 1 }
+            }
+            text.append(UInt8(shared))
+            text.append(contentsOf: url[shared...])
+            ids.append(itemID)
+            ends.append(UInt32(truncatingIfNeeded: text.count))
+            anyDestination.append(any)
+            previous = url
+        }
 
         func origin(itemID: Int64) -> FetchOrigin? {
             var (low, high) = (0, ids.count)
@@ -38,9 +60,13 @@ final class MediaOriginIndex: Sendable {
                 if ids[middle] < itemID { low = middle + 1 } else { high = middle }
             }
             guard low < ids.count, ids[low] == itemID else { return nil }
-            let start = low == 0 ? 0 : Int(ends[low - 1])
-            let url = String(decoding: text[start..<Int(ends[low])], as: UTF8.self)
-            return FetchOrigin(url: url, destinationPolicy: anyDestination[low] ? .any : .publicOnly)
+            var url: [UInt8] = []
+            for index in (low - low % Self.restart)...low {
+                let start = index == 0 ? 0 : Int(ends[index - 1])
+                url.removeSubrange(Int(text[start])...)
+                url.append(contentsOf: text[(start + 1)..<Int(ends[index])])
+            }
+            return FetchOrigin(url: String(decoding: url, as: UTF8.self), destinationPolicy: anyDestination[low] ? .any : .publicOnly)
         }
     }
 
@@ -118,10 +144,7 @@ final class MediaOriginIndex: Sendable {
                     policies[feedURL] = any
                     return any
                 }()
-                table.text.append(contentsOf: url.utf8)
-                table.ids.append(itemID)
-                table.ends.append(UInt32(truncatingIfNeeded: table.text.count))
-                table.anyDestination.append(any)
+                table.append(itemID: itemID, url: url, anyDestination: any)
             }
         }
         // Offsets are 32-bit: a catalog with over 4 GB of URLs is read from the store.
@@ -134,5 +157,8 @@ final class MediaOriginIndex: Sendable {
             s.generation = generation
             s.table = table
         }
+        // The read's rows and the table's arrays as they grew are free now; nothing as large
+        // comes after (an idle mount's memory): give it back, as the tree's build does.
+        _ = csystem_release_free_memory()
     }
 }
