@@ -42,13 +42,14 @@ struct CatalogMerger {
             thumbnailURL = e.thumbnailURL
             subtitles = e.subtitles.isEmpty ? nil : JSONText.encode(e.subtitles)
             sha256 = e.sha256
-            thumbnailSize = e.thumbnailSize
+            thumbnailSize = e.thumbnailSize.flatMap { $0 >= 0 ? $0 : nil }
         }
 
-        init(row: Row) {
-            title = row[1]; type = row[2]; mediaURL = row[3]; size = row[4]; mimeType = row[5]
-            duration = row[6]; publishedAt = row[7]; summary = row[8]; thumbnailURL = row[9]
-            subtitles = row[10]; sha256 = row[11]; thumbnailSize = row[15]
+        init(columns c: SQLiteColumns) {
+            title = c.text(1) ?? ""; type = c.text(2) ?? ""; mediaURL = c.text(3); size = c.optionalInt64(4)
+            mimeType = c.text(5); duration = c.optionalDouble(6); publishedAt = c.optionalDouble(7)
+            summary = c.text(8); thumbnailURL = c.text(9); subtitles = c.text(10); sha256 = c.text(11)
+            thumbnailSize = c.optionalInt64(15)
         }
 
         var arguments: [(any DatabaseValueConvertible)?] {
@@ -63,12 +64,12 @@ struct CatalogMerger {
         var fileName: String?
         var inCatalog: Bool
 
-        init(row: Row) {
-            id = row[0]
-            metadata = Metadata(row: row)
-            state = ItemState(rawValue: row[12]) ?? .failed
-            fileName = row[13]
-            inCatalog = row[14]
+        init(columns c: SQLiteColumns) {
+            id = c.int64(0)
+            metadata = Metadata(columns: c)
+            state = c.text(12).flatMap(ItemState.init(rawValue:)) ?? .failed
+            fileName = c.text(13)
+            inCatalog = c.bool(14)
         }
     }
 
@@ -80,8 +81,8 @@ struct CatalogMerger {
     /// Raw category path → id: feeds repeat the same few paths on every item, and
     /// normalizing names costs more than the lookup.
     private var pathCache: [[String]: Int64] = [:]
-    private let find: Statement
-    private let nameTaken: Statement
+    private let find: SQLiteProbe
+    private let nameTaken: SQLiteProbe
     private let linksOf: Statement
     private let licenceOf: Statement
     private let insertLink: Statement
@@ -98,12 +99,12 @@ struct CatalogMerger {
         self.now = now.dbTime
         // `contentID = ?` compares bytes, as the UNIQUE index does: content ids are opaque, and
         // NFC/NFD twins are two items.
-        find = try db.cachedStatement(sql: """
+        find = try SQLiteProbe(db, sql: """
             SELECT id, title, type, mediaURL, size, mimeType, duration, publishedAt, summary,
                    thumbnailURL, subtitles, sha256, state, fileName, inCatalog, thumbnailSize
             FROM item WHERE sourceID = ? AND contentID = ?
             """)
-        nameTaken = try db.cachedStatement(sql: "SELECT 1 FROM item WHERE fileName = ?")
+        nameTaken = try SQLiteProbe(db, sql: "SELECT 1 FROM item WHERE fileName = ?")
         linksOf = try db.cachedStatement(sql: "SELECT categoryID FROM itemCategory WHERE itemID = ?")
         licenceOf = try db.cachedStatement(sql: "SELECT * FROM licence WHERE itemID = ?")
         insertLink = try db.cachedStatement(sql: "INSERT INTO itemCategory (itemID, categoryID) VALUES (?, ?)")
@@ -116,7 +117,20 @@ struct CatalogMerger {
     }
 
     /// Merges one page of the catalog; `progress.report.discovered` takes the first new items.
+    ///
+    /// The schema's CHECK constraints are not evaluated meanwhile: SQLite builds a temporary
+    /// b-tree for each `x IN (…)` list on every row it checks, which was half of an item
+    /// insert's time. What a merge writes meets them by construction (types, states and
+    /// licence kinds are Swift enums; a negative thumbnail size is dropped in `Metadata`).
     mutating func merge(_ entries: [CatalogEntry], into progress: inout MergeProgress) throws {
+        try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+        let merged = Result { try mergeUnchecked(entries, into: &progress) }
+        // Later writes on this connection are checked again: failing to restore fails the merge.
+        try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
+        try merged.get()
+    }
+
+    private mutating func mergeUnchecked(_ entries: [CatalogEntry], into progress: inout MergeProgress) throws {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO item (sourceID, title, type, mediaURL, size, mimeType, duration, publishedAt, summary,
                               thumbnailURL, subtitles, sha256, thumbnailSize, contentID, fileName, state, addedAt, updatedAt,
@@ -132,8 +146,7 @@ struct CatalogMerger {
 
         for entry in entries where !entry.contentID.isEmpty {
             let metadata = Metadata(entry)
-            if let row = try Row.fetchOne(find, arguments: [sourceID, entry.contentID]) {
-                var old = Existing(row: row)
+            if var old = try find.firstRow(.integer(sourceID), .text(entry.contentID), body: Existing.init(columns:)) {
                 guard progress.seen.insert(old.id).inserted else { continue } // first listing wins
                 let categories = try categoryIDs(for: entry.categoryPaths)
                 var changed = false
@@ -203,7 +216,7 @@ struct CatalogMerger {
         var n = 1
         while true {
             let name = FileNaming.itemFileName(title: entry.title, contentID: entry.contentID, ext: ext, collision: n)
-            if try Int.fetchOne(nameTaken, arguments: [name]) == nil { return name }
+            if try nameTaken.firstRow(.text(name), body: { _ in () }) == nil { return name }
             n += 1
         }
     }

@@ -64,6 +64,8 @@ public enum FileNaming {
     public static func fileExtension(type: ItemType, mimeType: String?, mediaURL: String?) -> String {
         if type == .hls { return "m3u8" }
         if let mimeType {
+            // Most feeds write a bare, lower-case type: it is its own essence.
+            if let ext = mimeExtensions[mimeType] { return ext }
             let essence = mimeType.split(separator: ";", maxSplits: 1).first.map {
                 $0.trimmingCharacters(in: .whitespaces).lowercased()
             } ?? ""
@@ -102,6 +104,16 @@ public enum FileNaming {
 
     /// Extensions come from our table or `urlExtension`, but callers may pass anything.
     static func sanitizeExtension(_ ext: String) -> String {
+        // Ours are already lower-case ASCII letters and digits: kept as they are.
+        if (1...16).contains(ext.utf8.count),
+           ext.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) }) {
+            return ext
+        }
+        return sanitizeAnyExtension(ext)
+    }
+
+    /// `sanitizeExtension` of any string.
+    static func sanitizeAnyExtension(_ ext: String) -> String {
         let kept = ext.lowercased().unicodeScalars.filter { $0.isASCII && CharacterSet.alphanumerics.contains($0) }
         let s = String(String.UnicodeScalarView(kept.prefix(16)))
         return s.isEmpty ? "bin" : s
@@ -109,6 +121,11 @@ public enum FileNaming {
 
     /// Replaces or removes what must not appear in a name, collapses spaces, NFC-normalizes.
     static func clean(_ raw: String) -> String {
+        cleanASCII(raw) ?? cleanScalars(raw)
+    }
+
+    /// `clean` of any string, scalar by scalar.
+    static func cleanScalars(_ raw: String) -> String {
         var out = String.UnicodeScalarView()
         var lastWasSpace = true // drops leading spaces
         for scalar in raw.unicodeScalars {
@@ -130,6 +147,34 @@ public enum FileNaming {
         // ASCII is already NFC; skipping Foundation here keeps 100k-item merges fast.
         if s.utf8.allSatisfy({ $0 < 0x80 }) { return s }
         return s.precomposedStringWithCanonicalMapping
+    }
+
+    /// `clean` of an ASCII string, byte by byte (nil for any other): most titles and ids are
+    /// ASCII, and this skips building the result scalar by scalar. Its output needs no NFC
+    /// (ASCII and `∕` are already NFC).
+    static func cleanASCII(_ raw: String) -> String? {
+        var raw = raw
+        return raw.withUTF8 { bytes -> String? in
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 8)
+            var lastWasSpace = true // drops leading spaces
+            for byte in bytes {
+                switch byte {
+                case 0x80...: return nil
+                case 0x2F:
+                    out.append(contentsOf: [0xE2, 0x88, 0x95]) // U+2215 DIVISION SLASH
+                    lastWasSpace = false
+                case ..<0x20, 0x7F, 0x20:
+                    if !lastWasSpace { out.append(0x20) }
+                    lastWasSpace = true
+                default:
+                    out.append(byte)
+                    lastWasSpace = false
+                }
+            }
+            if out.last == 0x20 { out.removeLast() } // at most one: runs were collapsed
+            return String(decoding: out, as: UTF8.self)
+        }
     }
 
     /// The longest prefix of whole grapheme clusters within `limit` UTF-8 bytes.

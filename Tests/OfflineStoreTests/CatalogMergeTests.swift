@@ -32,6 +32,20 @@ struct CatalogMergeTests {
         }
     }
 
+    @Test("A merge writes without evaluating CHECK constraints, and leaves them enforced")
+    func checksRestored() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            var odd = entry("ep-1")
+            odd.thumbnailSize = -5  // what the CHECK would refuse is not written
+            var page = store.beginCatalogMerge(sourceID: source.id, now: t0)
+            try page.merge(page: [odd, entry("ep-2")])
+            _ = try page.finish(title: nil, isComplete: true)
+            #expect(try store.item(source: "acme", contentID: "ep-1")?.thumbnailSize == nil)
+            #expect(try store.writerPragma("ignore_check_constraints") == "0")
+        }
+    }
+
     @Test("Changed metadata updates in place and keeps the file name; categories re-link")
     func updatesItems() throws {
         try withLibrary { store, _ throws in

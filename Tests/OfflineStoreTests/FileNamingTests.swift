@@ -92,6 +92,40 @@ struct FileNamingTests {
         }
     }
 
+    @Test("ASCII names are cleaned byte by byte exactly as scalar by scalar")
+    func asciiPath() {
+        var table = [
+            "", " ", "   ", "a", " a ", "a  b", "\t\r\n", "a\u{0}b", "a\u{7F}b", "/", "//", " / ", "a/b/c",
+            "AC/DC live", "  spaced   out  ", "-rf", ".hidden", "..", "[x]", "item-0000001",
+            "Item 0000001 of the generated catalog", "https://example.com/a b/c.mp4?x=1#y", "trailing \u{1}",
+        ]
+        table += (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        table += (0..<128).map { "x" + String(UnicodeScalar(UInt8($0))) + " y" }
+        for raw in table {
+            #expect(FileNaming.cleanASCII(raw) == FileNaming.cleanScalars(raw), "\(Array(raw.utf8))")
+        }
+        #expect(FileNaming.cleanASCII("caf\u{E9}") == nil)
+        #expect(FileNaming.cleanASCII("\u{202E}") == nil)
+        #expect(FileNaming.clean("a\u{85}b") == "a b")  // C1 control: the scalar path
+    }
+
+    @Test("Extensions that need no cleaning are kept; others are cleaned as before")
+    func extensionPath() {
+        let table = ["mp4", "m3u8", "bin", "MP4", "Mp3", "m p4", "mp4;", "", "é", "a.b", "0", "x\u{0}y",
+                     String(repeating: "a", count: 16), String(repeating: "a", count: 17), String(repeating: "A", count: 20)]
+        for ext in table {
+            #expect(FileNaming.sanitizeExtension(ext) == FileNaming.sanitizeAnyExtension(ext), "\(ext)")
+        }
+        #expect(FileNaming.sanitizeExtension("MP4") == "mp4")
+        #expect(FileNaming.sanitizeExtension(String(repeating: "a", count: 17)) == String(repeating: "a", count: 16))
+        #expect(FileNaming.sanitizeExtension("é") == "bin")
+        for (mime, ext) in FileNaming.mimeExtensions {
+            #expect(FileNaming.fileExtension(type: .file, mimeType: mime, mediaURL: nil) == ext)
+            #expect(FileNaming.fileExtension(type: .file, mimeType: " " + mime.uppercased() + " ; x=1", mediaURL: nil) == ext)
+        }
+        #expect(FileNaming.fileExtension(type: .file, mimeType: "video/mp4x", mediaURL: "https://x.example/a.mkv") == "mkv")
+    }
+
     @Test("Folder names: same rules, no id or extension")
     func folders() {
         #expect(FileNaming.folderName("news") == "news")
