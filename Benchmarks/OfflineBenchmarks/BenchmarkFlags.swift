@@ -7,3 +7,9 @@ func forEachFlag(in arguments: [String], _ body: (String, String) throws -> Bool
         guard try body(flag, value) else { throw BenchmarkFailure("unknown option \(flag)") }
     }
 }
+
+/// `value` as a count above zero, or a failure naming `flag`.
+func positiveCount(_ flag: String, _ value: String) throws -> Int {
+    guard let count = Int(value), count > 0 else { throw BenchmarkFailure("\(flag) needs a positive count") }
+    return count
+}

@@ -17,9 +17,7 @@ struct MillionBenchmark {
         origin = try TestOrigin()
         try forEachFlag(in: arguments) { flag, value in
             switch flag {
-            case "--items":
-                guard let count = Int(value), count > 0 else { throw BenchmarkFailure("--items needs a positive count") }
-                items = count
+            case "--items": items = try positiveCount(flag, value)
             case "--offlinefs": program = value
             case "--folder": folder = value
             default: return false

@@ -15,9 +15,7 @@ struct OpenReadBenchmark {
         origin = try TestOrigin()
         try forEachFlag(in: arguments) { flag, value in
             switch flag {
-            case "--items":
-                guard let count = Int(value), count > 0 else { throw BenchmarkFailure("--items needs a positive count") }
-                items = count
+            case "--items": items = try positiveCount(flag, value)
             case "--offlinefs": program = value
             default: return false
             }

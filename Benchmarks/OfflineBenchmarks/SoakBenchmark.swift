@@ -20,12 +20,8 @@ struct SoakBenchmark {
         origin = try TestOrigin()
         try forEachFlag(in: arguments) { flag, value in
             switch flag {
-            case "--minutes":
-                guard let count = Int(value), count > 0 else { throw BenchmarkFailure("--minutes needs a positive count") }
-                minutes = count
-            case "--items":
-                guard let count = Int(value), count > 0 else { throw BenchmarkFailure("--items needs a positive count") }
-                items = count
+            case "--minutes": minutes = try positiveCount(flag, value)
+            case "--items": items = try positiveCount(flag, value)
             case "--sync-seconds":
                 guard let seconds = Double(value), seconds > 0 else { throw BenchmarkFailure("--sync-seconds needs seconds") }
                 syncSeconds = seconds

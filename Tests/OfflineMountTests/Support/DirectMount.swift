@@ -204,25 +204,26 @@ extension DirectMount {
         }
     }
 
-    final class DirectOpenItem: OpenItem {
+    /// A file opened through `openKeepingLookup`: releasing it gives back its lookup.
+    struct DirectFile: Sendable {
         let mount: DirectMount
         let inode: UInt64
         let file: FileInfo
 
-        init(mount: DirectMount, inode: UInt64, file: FileInfo) {
-            self.mount = mount
-            self.inode = inode
-            self.file = file
-        }
-
-        func read(offset: Int64, count: Int) throws(Errno) -> [UInt8] {
-            try mount.read(inode, file, offset: offset, count: count)
-        }
-
-        func close() {
-            _ = mount.session.call { self.mount.fileSystem.release(inode: self.inode, file: self.file, reply: $0) }
+        func release() {
+            _ = mount.session.call { mount.fileSystem.release(inode: inode, file: file, reply: $0) }
             mount.fileSystem.forget(inode: inode, lookups: 1)
         }
+    }
+
+    struct DirectOpenItem: OpenItem {
+        let opened: DirectFile
+
+        func read(offset: Int64, count: Int) throws(Errno) -> [UInt8] {
+            try opened.mount.read(opened.inode, opened.file, offset: offset, count: count)
+        }
+
+        func close() { opened.release() }
     }
 
     /// Opens `path` with `flags`; the open file keeps one lookup of its inode until it is
@@ -244,39 +245,32 @@ extension DirectMount {
 
     func open(_ path: String) throws(Errno) -> any OpenItem {
         let (inode, file) = try openKeepingLookup(path, flags: O_RDONLY)
-        return DirectOpenItem(mount: self, inode: inode, file: file)
+        return DirectOpenItem(opened: DirectFile(mount: self, inode: inode, file: file))
     }
 
-    final class DirectWritableItem: WritableItem {
-        let mount: DirectMount
-        let inode: UInt64
-        let file: FileInfo
-
-        init(mount: DirectMount, inode: UInt64, file: FileInfo) {
-            self.mount = mount
-            self.inode = inode
-            self.file = file
-        }
+    struct DirectWritableItem: WritableItem {
+        let opened: DirectFile
 
         func write(_ bytes: [UInt8]) throws(Errno) -> Int {
+            let (mount, inode, file) = (opened.mount, opened.inode, opened.file)
             guard case .size(let count) = try mount.answer(mount.session.call {
-                self.mount.fileSystem.write(inode: self.inode, data: bytes, offset: 0, file: self.file, reply: $0)
+                mount.fileSystem.write(inode: inode, data: bytes, offset: 0, file: file, reply: $0)
             }) else { throw Errno.ioError }
             return count
         }
 
         /// `close(2)`: a flush, whose error close returns, then the release.
         func close() throws(Errno) {
-            let flushed = mount.session.call { self.mount.fileSystem.flush(inode: self.inode, file: self.file, reply: $0) }
-            _ = mount.session.call { self.mount.fileSystem.release(inode: self.inode, file: self.file, reply: $0) }
-            mount.fileSystem.forget(inode: inode, lookups: 1)
+            let (mount, inode, file) = (opened.mount, opened.inode, opened.file)
+            let flushed = mount.session.call { mount.fileSystem.flush(inode: inode, file: file, reply: $0) }
+            opened.release()
             _ = try mount.answer(flushed)
         }
     }
 
     func openForWriting(_ path: String, append: Bool) throws(Errno) -> any WritableItem {
         let (inode, file) = try openKeepingLookup(path, flags: O_WRONLY | (append ? O_APPEND : O_TRUNC))
-        return DirectWritableItem(mount: self, inode: inode, file: file)
+        return DirectWritableItem(opened: DirectFile(mount: self, inode: inode, file: file))
     }
 
     func refusal(_ change: Change, _ path: String) -> Errno? {
