@@ -1,6 +1,7 @@
 import Foundation
 internal import GRDB
 internal import GRDBSQLite
+import Synchronization
 
 /// The library database: one SQLite file per library folder (`<library>/library.sqlite`).
 ///
@@ -19,6 +20,8 @@ public final class LibraryStore: Sendable {
     let pool: DatabasePool
     /// This process's changes of where items' bytes come from (`CatalogChanges`).
     public let catalogChanges = CatalogChanges()
+    /// How many `withMergeCache` bodies run now.
+    private let mergesRunning = Mutex(0)
 
     private init(folder: URL, pool: DatabasePool, clock: @escaping @Sendable () -> Date) {
         self.folder = folder
@@ -63,10 +66,6 @@ public final class LibraryStore: Sendable {
                 if try integrityCheck == .atOpen || !StoreSchema.migrator.hasCompletedMigrations(db) {
                     try checkIntegrity(db, path: path)
                 }
-                // A 100k-item merge touches tens of MB of pages in one transaction; with the
-                // default 2 MB cache SQLite spills to the WAL mid-transaction. (Set after the
-                // check, which would otherwise fill it with every page of the file.)
-                try db.execute(sql: "PRAGMA cache_size = -32768")
             }
             try StoreSchema.migrator.migrate(pool)
         } catch let error as StoreError {
@@ -77,6 +76,20 @@ public final class LibraryStore: Sendable {
             throw StoreError(.databaseError, "cannot open library database \(path)", underlying: error)
         }
         return LibraryStore(folder: folder, pool: pool, clock: clock)
+    }
+
+    /// Runs `body` (a catalog sync) with the writer's page cache at 32 MiB instead of
+    /// SQLite's 2 MiB: a merge page touches megabytes of index pages, which a small cache
+    /// re-reads for every page. Only for the merge: a mount's own commits touch a few pages
+    /// each, and a cache kept full for weeks is memory the mount never gives back.
+    public func withMergeCache<Value, Failure: Error>(_ body: () throws(Failure) -> Value) throws(Failure) -> Value {
+        func setCacheKiB(_ kib: Int) {
+            // Only speed depends on it: a failure leaves the cache as it was.
+            try? pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA cache_size = -\(kib)") }
+        }
+        if mergesRunning.withLock({ count in count += 1; return count == 1 }) { setCacheKiB(32_768) }
+        defer { if mergesRunning.withLock({ count in count -= 1; return count == 0 }) { setCacheKiB(2_000) } }
+        return try body()
     }
 
     /// When `open` runs its integrity check.
@@ -92,9 +105,6 @@ public final class LibraryStore: Sendable {
         let path = folder.appendingPathComponent(Self.databaseFileName).path
         do {
             try pool.writeWithoutTransaction { db in
-                // The check reads every page: keep them out of the writer's 32 MB cache.
-                try db.execute(sql: "PRAGMA cache_size = -2000")
-                defer { try? db.execute(sql: "PRAGMA cache_size = -32768") }
                 try Self.checkIntegrity(db, path: path)
             }
         } catch let error as StoreError {

@@ -17,6 +17,21 @@ struct LibraryStoreTests {
         }
     }
 
+    @Test("The writer's page cache is large only while a sync merges")
+    func mergeCacheIsGivenBack() throws {
+        try withLibrary { store, _ throws in
+            #expect(try store.writerPragma("cache_size") == "-2000")
+            try store.withMergeCache { () throws in
+                #expect(try store.writerPragma("cache_size") == "-32768")
+                // A second sync at once keeps it until the last one ends.
+                store.withMergeCache {}
+                #expect(try store.writerPragma("cache_size") == "-32768")
+            }
+            // A mount's commits for weeks after a sync do not fill a 32 MiB cache.
+            #expect(try store.writerPragma("cache_size") == "-2000")
+        }
+    }
+
     @Test("Reopening keeps sources, items and settings")
     func reopenKeepsData() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-reopen-\(UUID().uuidString)")

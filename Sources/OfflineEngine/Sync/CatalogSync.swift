@@ -35,7 +35,7 @@ public struct CatalogSync: Sendable {
         var report = SyncReport(sourceName: source.name, outcome: .notModified, warnings: [], pagesFetched: 0, sizesProbed: 0)
         var merge: PagedCatalogMerge?
         do {
-            report.outcome = try syncOrThrow(source, report: &report, merge: &merge)
+            report.outcome = try store.withMergeCache { () throws(SyncFailure) in try syncOrThrow(source, report: &report, merge: &merge) }
             // Also after a `304`: items a failed or older sync left unprepared get their turn.
             report.warnings += hls.prepare(sourceID: source.id)
         } catch {
