@@ -38,6 +38,7 @@ public final class Scheduler: Sendable {
         /// The expiry each item's `licence-expiring` event was written for (once per expiry).
         var expiryWarnings: [Int64: Date] = [:]
         var syncing = false
+        var syncRequests = SyncRequests()
         var timer: (any ClockTimer)?
         var timerDate: Date?
         var random: SplitMix64
@@ -329,6 +330,20 @@ public final class Scheduler: Sendable {
                 afterSync(report)
                 state.withLock { $0.syncing = false }
                 poke()
+            }
+        }
+    }
+
+    /// Runs `sync` for `sourceName` (nil: every source) on the sync commands' thread, now or
+    /// after the round it is running; asks that come meanwhile are run together once
+    /// (`SyncRequests`).
+    func requestSync(_ sourceName: String?, _ sync: @escaping @Sendable (String?) -> Void) {
+        guard state.withLock({ $0.syncRequests.ask(sourceName) }) else { return }
+        spawn("offlinefs.sync-command") { [self] in
+            while true {
+                let round = state.withLock { $0.syncRequests.nextRound() }
+                if round.isEmpty { return }
+                for name in round { sync(name) }
             }
         }
     }
