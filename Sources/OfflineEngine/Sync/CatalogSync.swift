@@ -1,3 +1,4 @@
+import CSystemShim
 public import Foundation
 import OfflineFeeds
 public import OfflineHTTP
@@ -43,6 +44,9 @@ public struct CatalogSync: Sendable {
             if let merge, merge.report != MergeReport() { report.partialMerge = merge.report }
             try? store.recordSync(sourceID: source.id, etag: nil, lastModified: nil, error: error.message, at: now())
         }
+        // The feed's pages, their items and the merge's page cache are freed now; malloc would
+        // keep the pages for a mount's weeks (it gives back only the top of a heap by itself).
+        csystem_release_free_memory()
         return report
     }
 
