@@ -41,6 +41,13 @@ public struct LibraryView: Sendable {
         try store.forEachItemOutline(body)
     }
 
+    /// One listed item's outline, as `itemOutlines()` has it (a point look-up): what a
+    /// mount answers from before its first tree is built.
+    public func itemOutline(id: Int64) throws -> ItemOutline? { try store.itemOutline(id: id) }
+
+    /// The same by file name (unique library-wide).
+    public func itemOutline(fileName: String) throws -> ItemOutline? { try store.itemOutline(fileName: fileName) }
+
     /// Items cached at or after this many days ago are recent (policy `recent-days`).
     public func recentDays() throws -> Int { try store.policy(.recentDays) }
 

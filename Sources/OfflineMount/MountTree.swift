@@ -53,6 +53,25 @@ public final class MountTree: Sendable {
     /// tree, so its attributes can be answered while the mount starts.
     public var snapshotWithoutWaiting: TreeSnapshot { current.withLock { $0 } }
 
+    /// Until the first build is done: the tree that build will make of the library's folders
+    /// and at most one item, the row `item` reads (the same `TreeBuilder`, so the same names,
+    /// inodes and attributes), for the answers it gives exactly as the whole tree will
+    /// (`OfflineFileSystem.earlyEntry`). Nil once built, or when the store cannot be read.
+    func partial(item: (LibraryView) throws -> ItemOutline?) -> TreeSnapshot? {
+        guard !firstBuildDone.load(ordering: .acquiring) else { return nil }
+        do {
+            let items = try item(view).map { [$0] } ?? []
+            let recentCutoff = clock().addingTimeInterval(-Double(try view.recentDays()) * 86_400)
+            return TreeBuilder.build(sources: try view.sources(), categories: try view.categories(), items: items,
+                                     uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Runs before each build reads the library: tests hold a build with it.
+    let beforeBuild = Mutex<@Sendable () -> Void>({})
+
     /// Lets waiting requests go on with the tree as it is (the empty one when the library
     /// could not be read): for a mount that gives up while it starts.
     public func openWithoutBuilding() {
@@ -63,14 +82,11 @@ public final class MountTree: Sendable {
     /// calls `changed` with the old and new trees when it did. Blocking (store reads): not for
     /// requests.
     /// - Returns: whether it rebuilt.
-    /// - Parameter opening: whether requests waiting for the first build go on after it
-    ///   (false: the caller opens them with `openWithoutBuilding()`).
     @discardableResult
-    public func refresh(force: Bool = false, opening: Bool = true,
-                        changed: (_ old: TreeSnapshot, _ new: TreeSnapshot) -> Void = { _, _ in }) -> Bool {
+    public func refresh(force: Bool = false, changed: (_ old: TreeSnapshot, _ new: TreeSnapshot) -> Void = { _, _ in }) -> Bool {
         var trees = building.withLock { token in build(force: force, token: &token) }
         // After the first attempt requests go on, with the last good tree if it failed.
-        if opening { openWithoutBuilding() }
+        openWithoutBuilding()
         guard trees != nil else { return false }
         if let (old, new) = trees.take() { changed(old, new) }
         // The old tree and the rows it was built from are gone now. malloc keeps what they
@@ -84,6 +100,7 @@ public final class MountTree: Sendable {
         do {
             // The version is read before the rows: a change during the build moves it again,
             // so the next check rebuilds.
+            beforeBuild.withLock { $0 }()
             let now = try view.version()
             if !force, now == token { return nil }
             let recentDays = try view.recentDays()

@@ -113,13 +113,14 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     /// Builds the tree and starts watching the store; kernel notifications go to `notifier`.
-    /// Requests that arrive before the tree is built wait for it (`MountTree.snapshot`), so
-    /// this may run on a thread of its own while the session already serves.
+    /// Requests that arrive before the tree is built wait for it (`MountTree.snapshot`) unless
+    /// the store answers them exactly as the tree will (`earlyEntry`), so this may run on a
+    /// thread of its own while the session already serves.
     /// - Parameters:
     ///   - backingFiles: the session's, for passthrough opens of cached media.
     ///   - alongside: runs on this thread while the tree builds on another (the library's
-    ///     integrity check); requests wait for both. When it returns false nothing starts,
-    ///     requests keep waiting (until `stop`), and `start` returns false.
+    ///     integrity check); requests do not wait for it, only the refresher does (see
+    ///     docs/decisions.md). When it returns false nothing starts and `start` returns false.
     @discardableResult
     public func start(notifier: Notifier, backingFiles: BackingFiles? = nil, refreshInterval: Duration,
                       alongside: () -> Bool = { true }) -> Bool {
@@ -127,7 +128,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         if let backingFiles { openFiles.passthrough.attach(backingFiles) }
         let built = DispatchSemaphore(value: 0)
         let builder = Thread { [tree] in
-            tree.refresh(force: true, opening: false)
+            tree.refresh(force: true)
             built.signal()
         }
         builder.name = "offlinefs-tree-first"
@@ -135,7 +136,6 @@ public final class OfflineFileSystem: FileSystemOperations {
         let ready = alongside()
         built.wait()
         guard ready else { return false }
-        tree.openWithoutBuilding()
         events.update()
         tree.startRefreshing(every: refreshInterval) { [weak self] old, new in
             self?.desktopThumbnails.withLock { $0 }?.treeChanged(from: old, to: new)
@@ -169,8 +169,9 @@ public final class OfflineFileSystem: FileSystemOperations {
     public func getattr(inode: UInt64, file: FileInfo?, reply: Reply<FileAttributes>) {
         // The root's attributes do not depend on the library: a `stat` of the mount point is
         // answered while the tree is still being built (the mount is up as soon as it mounts).
-        let snapshot = NodeID(inode: inode) == .root ? tree.snapshotWithoutWaiting : tree.snapshot
-        switch attributes(snapshot, inode) {
+        let found = NodeID(inode: inode) == .root ? attributes(tree.snapshotWithoutWaiting, inode)
+            : earlyAttributes(inode).map { .success($0) } ?? attributes(tree.snapshot, inode)
+        switch found {
         case .success(let found): reply.succeed(found.attributes, timeout: found.timeout)
         case .failure(let errno): reply.fail(errno)
         }
@@ -277,6 +278,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     // MARK: - Helpers
 
     func doLookup(parent: UInt64, name: FileName) -> Result<Entry, Errno> {
+        if let early = earlyEntry(parent: parent, name: name) { return .success(early) }
         let snapshot = tree.snapshot
         guard let folder = snapshot.folders[parent] else {
             return .failure(snapshot.itemFile(parent) != nil ? .notDirectory : .noSuchFileOrDirectory)

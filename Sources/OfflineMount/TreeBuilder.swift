@@ -292,6 +292,17 @@ public struct TreeBuilder {
         return files
     }
 
+    /// Whether a media file named `name` may be hidden in its source's folder by a name
+    /// added before it: the artwork, an `.hls` folder, or another item's side file or
+    /// one-file view (`files`, `addItem`; the first name wins). `isHLS` says whether the
+    /// library has an HLS item of that file name.
+    static func mayBeHidden(_ name: String, isHLS: (String) throws -> Bool) rethrows -> Bool {
+        if name == "folder.jpg" || name == ".hls" || [".vtt", ".srt", ".nfo", "-thumb.jpg"].contains(where: name.hasSuffix) {
+            return true
+        }
+        return try isHLS(stem(of: name) + ".m3u8")
+    }
+
     /// The longest name a folder entry may have (`NAME_MAX`), as the engine's media names
     /// keep to: a side file or one-file view whose name would be longer is left out.
     static let maxNameBytes = 255

@@ -28,63 +28,88 @@ extension LibraryStore {
     /// The query scans the table: with `fileName IS NOT NULL` free to use the file name's
     /// index, SQLite walked the index and looked up every row from it.
     public func forEachItemOutline(_ body: (ItemOutline) throws -> Void) throws {
-        let (types, states) = (Spellings(ItemType.allCases, \.rawValue), Spellings(ItemState.allCases, \.rawValue))
+        try read { db in try forEachItemOutline(db, id: nil, body) }
+    }
+
+    /// The outline of one listed item with a file name, as `itemOutlines()` has it; nil when
+    /// there is none. A point look-up (the primary key).
+    public func itemOutline(id: Int64) throws -> ItemOutline? {
+        var found: ItemOutline?
+        try read { db in try forEachItemOutline(db, id: id) { found = $0 } }
+        return found
+    }
+
+    /// The same by file name (by its UNIQUE index).
+    public func itemOutline(fileName: String) throws -> ItemOutline? {
+        var found: ItemOutline?
         try read { db in
-            // Links and subtitle tracks first, by item id (an SQL join would repeat every
-            // item's columns per link); most libraries have few.
-            var categoryIDs: [Int64: [Int64]] = [:]
-            try SQLiteColumns.forEachRow(db, sql: "SELECT itemID, categoryID FROM itemCategory") { row in
-                categoryIDs[row.int64(0), default: []].append(row.int64(1))
-            }
-            // Tracks in catalog order: a subtitle file's number in the mount is its place in the list.
-            // The column only ever holds what `JSONText` wrote; anything else counts as no tracks.
-            var subtitles: [Int64: [SubtitleTrack]] = [:]
-            try SQLiteColumns.forEachRow(db, sql: """
-                SELECT item.id, json_extract(track.value, '$.language'), json_extract(track.value, '$.url'),
-                       json_extract(track.value, '$.format'), json_extract(track.value, '$.size')
-                FROM item, json_each(item.subtitles) AS track
-                WHERE item.state <> 'deleted' AND item.fileName IS NOT NULL AND item.subtitles IS NOT NULL
-                      AND json_valid(item.subtitles) AND json_type(item.subtitles) = 'array'
-                ORDER BY item.id, track.key
-                """) { row in
-                guard let language = row.text(1), let url = row.text(2) else { return }
-                subtitles[row.int64(0), default: []].append(SubtitleTrack(language: language, url: url, format: row.text(3),
-                                                                          size: row.optionalInt64(4)))
-            }
-            try SQLiteColumns.forEachRow(db, sql: """
-                SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
-                       item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL, item.thumbnailSize,
-                       item.watchedAt IS NOT NULL, item.lastPlayedAt
-                FROM item JOIN source ON source.id = item.sourceID
-                WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL
-                ORDER BY source.name, item.title, item.id
-                """) { row in
-                let id = row.int64(0)
-                var outline = ItemOutline(
-                    id: id, sourceID: row.int64(1), fileName: row.text(2) ?? "",
-                    type: row.value(3, spelledIn: types) ?? .file, state: row.value(4, spelledIn: states) ?? .failed,
-                    size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
-                    downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
-                    hasThumbnail: row.bool(10), thumbnailSize: row.optionalInt64(11), subtitles: subtitles[id] ?? [],
-                    categoryIDs: categoryIDs[id] ?? [])
-                outline.watched = row.bool(12)
-                outline.lastPlayedAt = row.date(13)
-                try body(outline)
-            }
-            // Items whose lookup failed have no file name: listed by content id (by the state
-            // index: failed items only).
-            try SQLiteColumns.forEachRow(db, sql: """
-                SELECT id, sourceID, contentID, type, size, bytesPresent, publishedAt, addedAt
-                FROM item WHERE state = 'failed' AND fileName IS NULL ORDER BY id
-                """) { row in
-                var outline = ItemOutline(
-                    id: row.int64(0), sourceID: row.int64(1), fileName: FileNaming.contentIDName(row.text(2) ?? ""),
-                    type: row.value(3, spelledIn: types) ?? .file, state: .failed, size: row.optionalInt64(4),
-                    bytesPresent: row.int64(5), publishedAt: row.date(6), downloadedAt: nil,
-                    addedAt: row.date(7) ?? Date(timeIntervalSince1970: 0), hasThumbnail: false)
-                outline.namedByContentID = true
-                try body(outline)
-            }
+            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM item WHERE fileName = ?", arguments: [fileName]) else { return }
+            try forEachItemOutline(db, id: id) { found = $0 }
+        }
+        return found
+    }
+
+    /// Every outline, or with `id` that item's only (and none named by content id).
+    private func forEachItemOutline(_ db: Database, id only: Int64?, _ body: (ItemOutline) throws -> Void) throws {
+        let (types, states) = (Spellings(ItemType.allCases, \.rawValue), Spellings(ItemState.allCases, \.rawValue))
+        // An integer: spelled into the SQL as it is.
+        let onlyItem = only.map { " AND item.id = \($0)" } ?? ""
+        // Links and subtitle tracks first, by item id (an SQL join would repeat every
+        // item's columns per link); most libraries have few.
+        var categoryIDs: [Int64: [Int64]] = [:]
+        let links = "SELECT itemID, categoryID FROM itemCategory" + (only.map { " WHERE itemID = \($0)" } ?? "")
+        try SQLiteColumns.forEachRow(db, sql: links) { row in
+            categoryIDs[row.int64(0), default: []].append(row.int64(1))
+        }
+        // Tracks in catalog order: a subtitle file's number in the mount is its place in the list.
+        // The column only ever holds what `JSONText` wrote; anything else counts as no tracks.
+        var subtitles: [Int64: [SubtitleTrack]] = [:]
+        try SQLiteColumns.forEachRow(db, sql: """
+            SELECT item.id, json_extract(track.value, '$.language'), json_extract(track.value, '$.url'),
+                   json_extract(track.value, '$.format'), json_extract(track.value, '$.size')
+            FROM item, json_each(item.subtitles) AS track
+            WHERE item.state <> 'deleted' AND item.fileName IS NOT NULL AND item.subtitles IS NOT NULL
+                  AND json_valid(item.subtitles) AND json_type(item.subtitles) = 'array'\(onlyItem)
+            ORDER BY item.id, track.key
+            """) { row in
+            guard let language = row.text(1), let url = row.text(2) else { return }
+            subtitles[row.int64(0), default: []].append(SubtitleTrack(language: language, url: url, format: row.text(3),
+                                                                      size: row.optionalInt64(4)))
+        }
+        try SQLiteColumns.forEachRow(db, sql: """
+            SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
+                   item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL, item.thumbnailSize,
+                   item.watchedAt IS NOT NULL, item.lastPlayedAt
+            FROM item JOIN source ON source.id = item.sourceID
+            WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL\(onlyItem)
+            ORDER BY source.name, item.title, item.id
+            """) { row in
+            let id = row.int64(0)
+            var outline = ItemOutline(
+                id: id, sourceID: row.int64(1), fileName: row.text(2) ?? "",
+                type: row.value(3, spelledIn: types) ?? .file, state: row.value(4, spelledIn: states) ?? .failed,
+                size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
+                downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
+                hasThumbnail: row.bool(10), thumbnailSize: row.optionalInt64(11), subtitles: subtitles[id] ?? [],
+                categoryIDs: categoryIDs[id] ?? [])
+            outline.watched = row.bool(12)
+            outline.lastPlayedAt = row.date(13)
+            try body(outline)
+        }
+        // Items whose lookup failed have no file name: listed by content id (by the state
+        // index: failed items only).
+        guard only == nil else { return }
+        try SQLiteColumns.forEachRow(db, sql: """
+            SELECT id, sourceID, contentID, type, size, bytesPresent, publishedAt, addedAt
+            FROM item WHERE state = 'failed' AND fileName IS NULL ORDER BY id
+            """) { row in
+            var outline = ItemOutline(
+                id: row.int64(0), sourceID: row.int64(1), fileName: FileNaming.contentIDName(row.text(2) ?? ""),
+                type: row.value(3, spelledIn: types) ?? .file, state: .failed, size: row.optionalInt64(4),
+                bytesPresent: row.int64(5), publishedAt: row.date(6), downloadedAt: nil,
+                addedAt: row.date(7) ?? Date(timeIntervalSince1970: 0), hasThumbnail: false)
+            outline.namedByContentID = true
+            try body(outline)
         }
     }
 }

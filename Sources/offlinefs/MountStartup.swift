@@ -8,8 +8,9 @@ import Synchronization
 
 /// What a mount does once the kernel connection is up, on a thread of its own while the
 /// session already answers: the library's integrity check and the tree, side by side, then
-/// the engine. Until both are done, requests wait (only the root's attributes do not), so
-/// nobody sees a half-loaded or unchecked library; `mount_time` is the time to mount, not the time to read 100,000 rows.
+/// the engine. Requests wait for the tree unless the store answers them exactly as it will
+/// (`OfflineFileSystem.earlyEntry`), so nobody sees a half-loaded library; they do not wait
+/// for the check, the engine does: nothing writes to an unchecked library (docs/decisions.md).
 ///
 /// A failed check ends the mount: the session exits (unmounting), the detached daemon's
 /// foreground process prints the reason, and `run` throws it.
@@ -57,7 +58,7 @@ final class MountStartup: Sendable {
 
     private func run() {
         // The check reads the file on the writer connection while the tree is built from a
-        // reader: requests wait for both, and nothing writes (no engine) before the check passed.
+        // reader: nothing writes (no engine) before the check passed.
         let started = fileSystem.start(notifier: session.notifier, backingFiles: session.backingFiles,
                                        refreshInterval: options.refreshInterval) {
             do {

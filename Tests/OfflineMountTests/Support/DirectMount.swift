@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import OfflineEngine
 import OfflineFUSE
-import OfflineMount
+@testable import OfflineMount
+import Synchronization
 
 
 /// The library's engine and file system in this process, its operations called directly
@@ -13,14 +14,23 @@ final class DirectMount: LibraryMount {
     let fileSystem: OfflineFileSystem
     let session: DirectSession
 
-    init(_ fixture: LibraryFixture, options: [String] = []) throws {
+    /// - Parameter firstBuild: when given, the first tree build waits for it to be signalled
+    ///   (requests before then see the mount as it starts).
+    init(_ fixture: LibraryFixture, options: [String] = [], holding firstBuild: DispatchSemaphore? = nil) throws {
         let mountOptions = try MountOptions.parse(options)
         engine = try Engine(library: fixture.library)
         fileSystem = OfflineFileSystem(library: fixture.library.view, fetcher: engine.transfers.fetcher,
                                        actions: EngineActions(commands: engine.commands), performer: engine.commands,
                                        options: mountOptions, hls: engine.transfers.hls,
                                        logger: Logger(label: "offlinefs-direct"))
-        fileSystem.start(notifier: .withoutKernel(), refreshInterval: mountOptions.refreshInterval)
+        if let firstBuild {
+            // `start` returns after the build: on a thread of its own.
+            fileSystem.tree.beforeBuild.withLock { $0 = { firstBuild.wait(); firstBuild.signal() } }
+            let (fileSystem, interval) = (fileSystem, mountOptions.refreshInterval)
+            Thread { fileSystem.start(notifier: .withoutKernel(), refreshInterval: interval) }.start()
+        } else {
+            fileSystem.start(notifier: .withoutKernel(), refreshInterval: mountOptions.refreshInterval)
+        }
         engine.start()
         session = DirectSession(operations: fileSystem)
     }
