@@ -16,14 +16,25 @@ import Testing
         defer { firstBuild.signal(); mount.stop() }
         let path = "sources/acme/" + StandardLibrary.launch
 
-        // When its media file is looked up and stat'd
-        let early = try mount.attributes(path)
-        let earlyInode = try mount.withInode(path) { $0 }
+        // When its media file is looked up and stat'd (on a thread of its own: were the
+        // answers to wait for the tree, the test would wait here for ever)
+        let answer = Answer()
+        let answered = DispatchSemaphore(value: 0)
+        Thread {
+            answer.result = Result { () throws(Errno) in try mount.attributes(path) }
+            answer.inode = try? mount.withInode(path) { $0 }
+            answered.signal()
+        }.start()
+        let answeredInTime = answered.wait(timeout: .now() + 10) == .success
 
         // Then it was answered with no tree yet, and as the built tree answers (in two
         // categories, `state/cached`, `recent` and `unwatched` as well)
+        #expect(answeredInTime, "answered while the first build is held")
         #expect(mount.fileSystem.tree.partial { _ in nil } != nil, "the first build is not done")
         firstBuild.signal()
+        if !answeredInTime { answered.wait() }
+        let early = try #require(answer.result).get()
+        let earlyInode = try #require(answer.inode)
         _ = mount.fileSystem.tree.snapshot
         #expect(mount.fileSystem.tree.partial { _ in nil } == nil, "the first build is done")
         #expect(try mount.withInode(path) { $0 } == earlyInode)
@@ -65,4 +76,5 @@ import Testing
 /// One answer, handed over by a semaphore.
 private final class Answer: @unchecked Sendable {
     var result: Result<FileAttributes, Errno>?
+    var inode: UInt64?
 }
