@@ -49,16 +49,4 @@ struct SyncRequestTests {
         #expect(f.origin.requests(for: "/feed.json").count == 2)
         #expect(try f.store.item(source: "src", contentID: "ep-1") != nil)
     }
-
-    private func waitUntil(timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation,
-                           _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
-        while try !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within \(timeout)", sourceLocation: sourceLocation)
-                return
-            }
-            usleep(2000)
-        }
-    }
 }
