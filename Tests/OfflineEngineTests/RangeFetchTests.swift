@@ -71,9 +71,11 @@ import Testing
             return
         }
         // Then the window was asked for exactly, and the rest streams from its end in one request
-        // (on a second connection: the origin may see either first)
+        // (on a second connection: the origin may see either first). That request is open-ended,
+        // or ends at the last byte when the window's answer told the size before it was planned.
         let ranges = fixture.origin.requests(for: "/v.mp4").compactMap { $0.header("range") }
-        #expect(ranges.sorted() == ["bytes=0-\(window - 1)", "bytes=\(window)-"].sorted())
+        #expect(ranges.count == 2 && ranges.contains("bytes=0-\(window - 1)"), "\(ranges)")
+        #expect(ranges.contains("bytes=\(window)-") || ranges.contains("bytes=\(window)-\(size - 1)"), "\(ranges)")
         #expect(try fixture.cachedBytes(item, 0..<(1 << 20)) == GeneratedBytes(size: size, seed: 8).bytes(in: 0..<(1 << 20)))
     }
 
