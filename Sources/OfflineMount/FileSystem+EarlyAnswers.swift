@@ -9,6 +9,7 @@ extension OfflineFileSystem {
     /// Folders of the library (every folder lists its folders before its files, and the
     /// partial tree has them all but HLS ones), or an item's media file in its source's folder.
     func earlyEntry(parent: UInt64, name: FileName) -> Entry? {
+        guard !tree.isBuilt else { return nil }  // every look-up of a running mount passes here
         let partial = tree.partial { view in
             guard case .source? = NodeID(inode: parent), let item = try view.itemOutline(fileName: name.description),
                   item.type != .hls, !(try TreeBuilder.mayBeHidden(item.fileName, isHLS: { try view.itemOutline(fileName: $0)?.type == .hls }))
@@ -24,6 +25,7 @@ extension OfflineFileSystem {
 
     /// Attributes of a folder of the library or of a media file, as `earlyEntry` finds them.
     func earlyAttributes(_ inode: UInt64) -> (attributes: FileAttributes, timeout: Double)? {
+        guard !tree.isBuilt else { return nil }
         let node = NodeID(inode: inode)
         let partial = tree.partial { view in
             guard case .itemFile(let id, 0)? = node, let item = try view.itemOutline(id: id), item.type != .hls else { return nil }

@@ -58,7 +58,7 @@ public final class MountTree: Sendable {
     /// inodes and attributes), for the answers it gives exactly as the whole tree will
     /// (`OfflineFileSystem.earlyEntry`). Nil once built, or when the store cannot be read.
     func partial(item: (LibraryView) throws -> ItemOutline?) -> TreeSnapshot? {
-        guard !firstBuildDone.load(ordering: .acquiring) else { return nil }
+        guard !isBuilt else { return nil }
         do {
             let items = try item(view).map { [$0] } ?? []
             let recentCutoff = clock().addingTimeInterval(-Double(try view.recentDays()) * 86_400)
@@ -68,6 +68,9 @@ public final class MountTree: Sendable {
             return nil
         }
     }
+
+    /// Whether requests go on with the tree (the first build has run, or the mount gave up).
+    var isBuilt: Bool { firstBuildDone.load(ordering: .acquiring) }
 
     /// Runs before each build reads the library: tests hold a build with it.
     let beforeBuild = Mutex<@Sendable () -> Void>({})
