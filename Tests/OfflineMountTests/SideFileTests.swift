@@ -88,14 +88,31 @@ struct SideFileTests {
                 #expect(try mount.contents("sources/pod/Episode \(n) [e\(n)]-thumb.jpg") == image, "episode \(n)")
             }
             let fetches = fixture.origin.requests(for: "/art/show.jpg").filter { $0.method == "GET" }
-            // Once in a clean-clone CI run (2026-11-27) the kernel setup fetched the image twice.
-            // Suspected, not verified: finding another item's running fetch of the URL
-            // (`RangeFetcher.sameSideFileBeingFetched`) and starting one's own are not one
-            // step, so two first reads at once (this test's and a listing's background
-            // thumbnail read) can both start one. The bytes are right either way (above).
-            withKnownIssue("two first reads at once can both fetch a shared image", isIntermittent: true) {
-                #expect(fetches.count == 1, "\(fetches)")
+            #expect(fetches.count == 1, "\(fetches)")
+        }
+    }
+
+    /// Eight episodes sharing one image, all their thumbnails read at once (a thumbnailer
+    /// with eight threads, or the desktop thumbnails of a listing beside a file manager):
+    /// one fetch, every copy right.
+    @Test(arguments: MountSetup.available)
+    func anImageSharedByEpisodesReadAtOnceIsFetchedOnce(_ setup: MountSetup) throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("pod")
+        let items = try fixture.merge(source, (1...8).map {
+            ItemSpec(contentID: "e\($0)", title: "Episode \($0)", size: 50_000, seed: UInt64($0),
+                     sideFileSizes: true, sharedThumbnail: "/art/show.jpg")
+        })
+        let image = [UInt8](try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail"))
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            let read = Mutex<[Int: [UInt8]]>([:])
+            DispatchQueue.concurrentPerform(iterations: 8) { n in
+                let bytes = try? mount.contents("sources/pod/Episode \(n + 1) [e\(n + 1)]-thumb.jpg")
+                read.withLock { $0[n + 1] = bytes }
             }
+            for n in 1...8 { #expect(read.withLock { $0[n] } == image, "episode \(n)") }
+            let fetches = fixture.origin.requests(for: "/art/show.jpg").filter { $0.method == "GET" }
+            #expect(fetches.count == 1, "\(fetches)")
         }
     }
 

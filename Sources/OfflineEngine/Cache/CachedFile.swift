@@ -263,22 +263,21 @@ final class CachedFile: Sendable {
         state.withLock { s in s.fetches.values.contains { s.isLive($0) } }
     }
 
-    /// Forgets every byte (store first, then the file): corrupt data, an eviction.
-    func discard() throws {
-        cancelAll(FetchError(.cancelled, "the cached bytes of item \(itemID) were discarded"))
-        try discardBytes()
-    }
-
-    /// `discard` once its transfers and waiters are told: nothing here calls back.
-    func discardBytes() throws {
+    /// Forgets every byte (store first, then the file), once its transfers and waiters are
+    /// told: nothing here calls back. `linkLock` is held inside `commitLock` (the order a
+    /// side file's `takeWholeCopy` takes them in), so no copy is linked from these bytes
+    /// while they go.
+    func discardBytes(linkLock: borrowing Mutex<Void>) throws {
         try commitLock.withLock { _ in
             state.withLock { s in
                 s.startNewGeneration(validator: nil)
                 s.writeError = nil
                 s.restarts = 0
             }
-            try index.reset(itemID: itemID, file: key, validator: nil)
-            try file.removeBytes()
+            try linkLock.withLock { _ in
+                try index.reset(itemID: itemID, file: key, validator: nil)
+                try file.removeBytes()
+            }
         }
     }
 

@@ -25,12 +25,24 @@ extension RangeFetcher {
         file.takeWholeCopy { stored in linkWholeSideFile(stored, itemID: file.itemID, key: file.key) }
     }
 
-    /// Another item's side file of the same URL with a fetch running, when `file` has no byte
-    /// and no fetch of its own: a reader of `file` waits for that one instead of fetching the
-    /// URL again (a file manager's thumbnails and a thumbnailer, listing one podcast).
-    func sameSideFileBeingFetched(as file: CachedFile) -> CachedFile? {
-        guard CacheLayout.isSideFile(file.key), file.isEmptyAndIdle else { return nil }
-        return files.withLock { table in
+    /// Starts a read of `file`: `waiting` for another item's running fetch of the same URL
+    /// when `file` is a side file with no byte and no fetch of its own (a file manager's
+    /// thumbnails and a thumbnailer, listing one podcast), else `orFetching`, which fetches.
+    /// For an empty side file both steps run under `sideFileStarts`, so of two first reads
+    /// at once of one URL one fetches and the other waits; a copy made whole since `file`
+    /// was opened is taken first.
+    func startingSideFile<T>(_ file: CachedFile, waiting: (CachedFile) -> T, orFetching fetch: () -> T) -> T {
+        guard CacheLayout.isSideFile(file.key), file.isEmptyAndIdle else { return fetch() }
+        return sideFileStarts.withLock { _ in
+            if let other = sameSideFileBeingFetched(as: file) { return waiting(other) }
+            if file.isEmptyAndIdle { takeCopy(into: file) }
+            return fetch()
+        }
+    }
+
+    /// Another item's side file of the same URL with a fetch running.
+    private func sameSideFileBeingFetched(as file: CachedFile) -> CachedFile? {
+        files.withLock { table in
             table.all.first {
                 $0.itemID != file.itemID && CacheLayout.isSideFile($0.key) && $0.origin.url == file.origin.url && $0.isFetching
             }

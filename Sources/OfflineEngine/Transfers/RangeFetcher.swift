@@ -14,8 +14,8 @@ import Synchronization
 ///   makes them durable and claims them in the store in batches.
 /// - After a crash only committed ranges are trusted (`CachedFile.init`).
 ///
-/// Lock order: `files` → `sideFileLinks` → `CachedFile`'s locks; `files` → `readers`,
-/// `MediaOriginIndex`'s (leaves).
+/// Lock order: `sideFileStarts` → `files` → `CachedFile`'s locks → `sideFileLinks`;
+/// `files` → `readers`, `MediaOriginIndex`'s (leaves).
 /// Nothing is called back under `files`.
 public final class RangeFetcher: Sendable {
     public let cacheFolder: URL
@@ -49,6 +49,9 @@ public final class RangeFetcher: Sendable {
     /// Held while a side file is linked to another item's copy, or a file's bytes are
     /// discarded, so a copy is never linked while its bytes go (`linkWholeSideFile`).
     let sideFileLinks = Mutex(())
+    /// Held while the first read of an empty side file finds another item's fetch of its URL
+    /// or starts its own (`startingSideFile`).
+    let sideFileStarts = Mutex(())
 
     /// Who has which item open.
     private struct Readers {
@@ -157,9 +160,11 @@ public final class RangeFetcher: Sendable {
             callbacks.async { completion(.failure(error)) }
             return Ticket(file: nil, waiterID: nil)
         }
-        if let copy = sameSideFileBeingFetched(as: cached) {
-            // Another item fetches this file's URL: its bytes are linked here once it is whole.
-            let id = copy.request(0..<Int64.max, readAhead: 0, deadline: deadline) { [self] _ in
+        return startingSideFile(cached) { copy in
+            // Another item fetches this file's URL: once it has the bytes this read wants, its
+            // copy is linked here if whole (else this file fetches what is missing). Not all of
+            // it: with its size unknown that would start a second request past its first window.
+            let id = copy.request(range.start..<range.end, readAhead: 0, deadline: deadline) { [self] _ in
                 DispatchQueue.global().async { [self] in
                     takeCopy(into: cached)
                     _ = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
@@ -167,10 +172,11 @@ public final class RangeFetcher: Sendable {
                 }
             }
             return Ticket(file: copy, waiterID: id)
+        } orFetching: {
+            let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
+                                    completion: completion)
+            return Ticket(file: cached, waiterID: id)
         }
-        let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
-                                completion: completion)
-        return Ticket(file: cached, waiterID: id)
     }
 
     /// The bytes of `range` if they are all still in memory (they arrived moments ago; the
@@ -196,15 +202,18 @@ public final class RangeFetcher: Sendable {
     /// `cat` all do): its first bytes are fetched now, while the open is answered. Never
     /// waits on the network; a failure shows at the read that needs the bytes.
     public func startFirstWindow(itemID: Int64, file: CacheFileKey) {
-        guard let cached = try? fileToRead(itemID: itemID, key: file),
-              sameSideFileBeingFetched(as: cached) == nil else { return }
+        guard let cached = try? fileToRead(itemID: itemID, key: file) else { return }
         let window = 0..<settings.firstWindow
         guard !cached.isAvailable(window) else { return }
-        // Nobody waits on these bytes (the first read will): no deadline, nothing to answer.
-        // Asked for exactly: an open-ended request lets a fast origin push megabytes in one
-        // burst, and on a shared CPU the first bytes wait behind it. A reader that goes on
-        // streams from where the window ends (`plan`).
-        _ = cached.request(window, readAhead: 0, deadline: nil, mayStream: false) { _ in }
+        startingSideFile(cached) { _ in
+            // The first read waits for the other item's fetch.
+        } orFetching: {
+            // Nobody waits on these bytes (the first read will): no deadline, nothing to answer.
+            // Asked for exactly: an open-ended request lets a fast origin push megabytes in one
+            // burst, and on a shared CPU the first bytes wait behind it. A reader that goes on
+            // streams from where the window ends (`plan`).
+            _ = cached.request(window, readAhead: 0, deadline: nil, mayStream: false) { _ in }
+        }
     }
 
     /// A folder holding these items was listed, and a program may read one of them next: a
@@ -358,8 +367,8 @@ public final class RangeFetcher: Sendable {
     public func discard(itemID: Int64, file: CacheFileKey) throws {
         let cached = try cachedFile(itemID: itemID, key: file)
         cached.cancelAll(FetchError(.cancelled, "the cached bytes of item \(itemID) were discarded"))
-        // Not while a copy of it is being linked (waiters are told first: they may call back).
-        try sideFileLinks.withLock { _ in try cached.discardBytes() }
+        // Waiters are told first: they may call back.
+        try cached.discardBytes(linkLock: sideFileLinks)
         // Its origin may change with its bytes (an HLS key names another rendition's URL
         // then): the next use loads the file anew.
         files.withLock { $0.remove(FileID(itemID: itemID, key: file)) }
