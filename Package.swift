@@ -115,9 +115,11 @@ let package = Package(
         .executableTarget(
             name: "offlinefs",
             // OfflineStore: the commands read and write the library's records; OfflineHTTP: the
-            // version string; OfflineFUSE: mount-table and unmount helpers.
+            // version string; OfflineFUSE: mount-table and unmount helpers; CSystemShim: malloc's
+            // arenas.
             dependencies: [
                 "OfflineEngine", "OfflineMount", "OfflineStore", "OfflineHTTP", "OfflineFUSE", "OfflineTestSupport",
+                "CSystemShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystemShim
 import OfflineHTTP
 
 @main
@@ -28,6 +29,10 @@ struct OfflineFS: ParsableCommand {
     /// Runs the command; a failure prints one `Error: …` line (with the next step) and exits
     /// 1, a usage error exits 64 (EX_USAGE) with the usage (man page, EXIT STATUS).
     static func main() {
+        // Two malloc arenas, not eight per core: a mount's many short-lived and pooled
+        // threads each take an arena, and every arena keeps its own high-water mark, so a
+        // mount on a busy machine grows for good (docs/decisions.md, "Two malloc arenas").
+        _ = csystem_limit_malloc_arenas(2)
         do {
             var command = try parseAsRoot()
             try command.run()

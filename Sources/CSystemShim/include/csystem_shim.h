@@ -14,6 +14,12 @@ static inline int csystem_release_free_memory(void) {
     return malloc_trim(0);
 }
 
+/// Lets malloc make at most `count` arenas (glibc's default is eight per core). Called first
+/// thing, before any thread allocates.
+static inline int csystem_limit_malloc_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
+}
+
 /// Makes a spawned child close every descriptor from `lowest` on, inherited by accident or
 /// not (glibc 2.34+: `posix_spawn_file_actions_addclosefrom_np`).
 int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);

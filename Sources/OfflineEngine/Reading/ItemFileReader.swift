@@ -238,8 +238,6 @@ private final class AnswerOnce: Sendable {
         self.answer = answer
     }
 
-    var isDone: Bool { done.load(ordering: .acquiring) }
-
     func callAsFunction(_ value: ReadAnswer) {
         guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
         answer(value)
