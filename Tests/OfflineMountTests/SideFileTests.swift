@@ -69,19 +69,25 @@ struct SideFileTests {
         }
     }
 
+    /// `count` episodes of source `pod` whose feed gives them all the image `/art/show.jpg`,
+    /// with their side files' sizes stated; the image's bytes.
+    static func episodesSharingOneImage(_ count: Int) throws -> (LibraryFixture, [UInt8]) {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("pod")
+        let items = try fixture.merge(source, (1...count).map {
+            ItemSpec(contentID: "e\($0)", title: "Episode \($0)", size: 50_000, seed: UInt64($0),
+                     sideFileSizes: true, sharedThumbnail: "/art/show.jpg")
+        })
+        return (fixture, [UInt8](try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail")))
+    }
+
     /// Episodes sharing one image, each thumbnail read in turn by one process (a thumbnailer
     /// reading one after another), right after a listing loaded every side file's state: the
     /// image is fetched once. The second read may come while the first copy's flush is still
     /// committing it.
     @Test(arguments: MountSetup.available)
     func anEpisodesImageReadRightAfterAnothersIsNotFetchedAgain(_ setup: MountSetup) throws {
-        let fixture = try LibraryFixture()
-        let source = try fixture.addSource("pod")
-        let items = try fixture.merge(source, (1...2).map {
-            ItemSpec(contentID: "e\($0)", title: "Episode \($0)", size: 50_000, seed: UInt64($0),
-                     sideFileSizes: true, sharedThumbnail: "/art/show.jpg")
-        })
-        let image = [UInt8](try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail"))
+        let (fixture, image) = try Self.episodesSharingOneImage(2)
         try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             for name in try mount.names("sources/pod") { _ = try mount.attributes("sources/pod/\(name)") }
             for n in 1...2 {
@@ -97,13 +103,7 @@ struct SideFileTests {
     /// one fetch, every copy right.
     @Test(arguments: MountSetup.available)
     func anImageSharedByEpisodesReadAtOnceIsFetchedOnce(_ setup: MountSetup) throws {
-        let fixture = try LibraryFixture()
-        let source = try fixture.addSource("pod")
-        let items = try fixture.merge(source, (1...8).map {
-            ItemSpec(contentID: "e\($0)", title: "Episode \($0)", size: 50_000, seed: UInt64($0),
-                     sideFileSizes: true, sharedThumbnail: "/art/show.jpg")
-        })
-        let image = [UInt8](try fixture.sideFileBytes(try #require(items["e1"]), "thumbnail"))
+        let (fixture, image) = try Self.episodesSharingOneImage(8)
         try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             let read = Mutex<[Int: [UInt8]]>([:])
             DispatchQueue.concurrentPerform(iterations: 8) { n in
