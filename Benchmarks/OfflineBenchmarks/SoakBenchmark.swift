@@ -144,8 +144,10 @@ struct SoakBenchmark {
             } catch {
                 counters.fail("sync: \(error)")
             }
-            // The pace of the workload, not a wait for something to happen.
-            usleep(UInt32(seconds * 1_000_000))
+            // The pace of the workload, not a wait for something to happen; in steps, so the
+            // end of the run does not wait for a long pace (`--sync-seconds 100000`: no syncs).
+            let due = Date().addingTimeInterval(seconds)
+            while !counters.stop.load(ordering: .relaxed), Date() < due { usleep(100_000) }
         }
     }
 }

@@ -21,7 +21,7 @@
 //   offlinefs-bench soak [--minutes 30] [--items 100000] [--sync-seconds 5] [--offlinefs PATH]
 //       a mount kept up while items are opened and read, folders listed and syncs asked;
 //       the mount's memory, descriptors and threads each minute
-//   offlinefs-bench open-read [--items 100000] [--offlinefs PATH]
+//   offlinefs-bench open-read [--items 100000] [--rounds 1] [--offlinefs PATH]
 //       opens, reads 4 KiB of and closes every uncached item file once through a mount; the
 //       mount's memory, descriptors and threads before and after
 import Foundation
@@ -36,7 +36,7 @@ let usage = """
       tree [items] [--plain]
       million [--items N] [--folder DIR] [--offlinefs PATH]
       soak [--minutes M] [--items N] [--sync-seconds S] [--offlinefs PATH]
-      open-read [--items N] [--offlinefs PATH]
+      open-read [--items N] [--rounds N] [--offlinefs PATH]
     """
 
 do {
