@@ -72,8 +72,9 @@ pid $BENCH_DIR/nginx/nginx.pid;
 error_log $BENCH_DIR/nginx/logs/error.log;
 events { worker_connections 256; }
 http {
-    # start of the request (ms since 1970), the connection, its request count, the request
-    log_format timed '\$msec \$request_time \$connection \$connection_requests "\$request" \$status';
+    # end of the request (s since 1970), its duration, the connection, its request count, the
+    # request, its status, the range asked and the body bytes sent
+    log_format timed '\$msec \$request_time \$connection \$connection_requests "\$request" \$status "\$http_range" \$body_bytes_sent';
     access_log $BENCH_DIR/nginx/logs/access.log timed;
     sendfile on;
     keepalive_requests 10000;

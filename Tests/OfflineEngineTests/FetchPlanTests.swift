@@ -15,11 +15,11 @@ import Testing
         var allowance: Int64
     }
 
-    /// A waiter: the bytes it wants, its read-ahead, whether its fetch may stream.
+    /// A waiter: the bytes it wants, its read-ahead, what a fetch started for it asks for.
     struct Wanted: Sendable {
         var range: Range<Int64>
         var readAhead: Int64 = 0
-        var mayStream = true
+        var length = FetchLength.streamWhenLarge
     }
 
     /// A fetch as the plan leaves it: its range (start to stop) and allowance.
@@ -49,8 +49,15 @@ import Testing
             waiters: [Wanted(range: 0..<(64 * kib), readAhead: mib)],
             expected: [Planned(start: 0, stop: 10 * mib, allowance: 64 * kib + mib)]),
         Row(name: "a waiter that may not stream asks for exactly its range and read-ahead", total: 10 * mib,
-            waiters: [Wanted(range: 0..<(128 * kib), readAhead: mib, mayStream: false)],
+            waiters: [Wanted(range: 0..<(128 * kib), readAhead: mib, length: .exact)],
             expected: [Planned(start: 0, stop: 128 * kib + mib, allowance: 128 * kib + mib)]),
+        Row(name: "a player's small read streams to the end, allowed only its bytes", total: 10 * mib,
+            waiters: [Wanted(range: (5 * mib)..<(5 * mib + 32 * kib), length: .stream)],
+            expected: [Planned(start: 5 * mib, stop: 10 * mib, allowance: 5 * mib + 32 * kib)]),
+        Row(name: "a player's next read joins its paused stream", total: 10 * mib,
+            running: [Running(cursor: 5 * mib + 32 * kib, stop: 10 * mib, allowance: 5 * mib + 32 * kib)],
+            waiters: [Wanted(range: (5 * mib + 32 * kib)..<(5 * mib + 64 * kib), readAhead: 256 * kib, length: .stream)],
+            expected: [Planned(start: 5 * mib + 32 * kib, stop: 10 * mib, allowance: 5 * mib + 320 * kib)]),
         Row(name: "only the missing bytes are asked", total: 10 * mib, present: [0..<(100 * kib)],
             waiters: [Wanted(range: 0..<(200 * kib))],
             expected: [Planned(start: 100 * kib, stop: 200 * kib, allowance: 200 * kib)]),
@@ -97,7 +104,7 @@ import Testing
         }
         for wanted in row.waiters {
             state.waiters[state.makeID()] = Waiter(range: wanted.range, readAhead: wanted.readAhead,
-                                                   mayStream: wanted.mayStream, completion: { _ in })
+                                                   length: wanted.length, completion: { _ in })
         }
         _ = state.plan(FetchSettings())
         let planned = state.fetches.sorted { $0.key < $1.key }

@@ -4,17 +4,23 @@ import Testing
 /// `ReadPattern`: the read-ahead a run of reads earns, by table.
 @Suite struct ReadPatternTests {
     /// Reads in turn (offset, length) and the read-ahead each gets.
-    @Test(arguments: [
+    static let runs: [(ReaderClass, [(Int64, Int64)], [Int64])] = [
         // In order: nothing for the first, then 256 KiB doubling to the 8 MiB cap
         (ReaderClass.other, [(0, 131_072), (131_072, 131_072), (262_144, 131_072), (393_216, 131_072)], [0, 262_144, 524_288, 1_048_576]),
         // Out of order within 1 MiB (the kernel's parallel reads) still counts as in order
         (.player, [(0, 131_072), (262_144, 131_072), (131_072, 131_072)], [0, 262_144, 524_288]),
         // A jump resets: the read after it proves nothing
         (.other, [(0, 131_072), (131_072, 131_072), (50_000_000, 131_072), (50_131_072, 131_072)], [0, 262_144, 0, 262_144]),
+        // Small reads in order earn at most four times what they read (256 KiB at least)
+        (.other, (0..<8).map { (Int64($0) * 8_192, Int64(8_192)) }, [0, 262_144, 262_144, 262_144, 262_144, 262_144, 262_144, 262_144]),
+        (.other, [(0, 131_072), (131_072, 131_072), (262_144, 131_072), (393_216, 131_072), (524_288, 131_072),
+                  (655_360, 131_072)], [0, 262_144, 524_288, 1_048_576, 2_097_152, 3_145_728]),
         // Scanners and probers read pieces: never any
         (.scanner, [(0, 131_072), (131_072, 131_072), (262_144, 131_072)], [0, 0, 0]),
         (.prober, [(0, 131_072), (131_072, 131_072)], [0, 0]),
-    ])
+    ]
+
+    @Test(arguments: runs)
     func readAheadFollowsTheReads(_ reader: ReaderClass, _ reads: [(Int64, Int64)], _ expected: [Int64]) {
         var pattern = ReadPattern(readerClass: reader, size: 100 << 20)
         #expect(reads.map { pattern.read(offset: $0.0, end: $0.0 + $0.1) } == expected)

@@ -101,7 +101,8 @@ final class CachedFile: Sendable {
 
     /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of
     /// `range` once they have all arrived, written or not (`RangeFetcher.whenAvailable`); starts fetches as needed.
-    func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?, mayStream: Bool = true,
+    func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?,
+                 length: FetchLength = .streamWhenLarge,
                  bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
         // `gathered`: blocks holding bytes that arrived but are not in the file yet, which go
@@ -117,7 +118,7 @@ final class CachedFile: Sendable {
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()
             s.stopsWhenUnwanted = false
-            s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), mayStream: mayStream, bytes: bytes,
+            s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), length: length, bytes: bytes,
                                    completion: completion)
             return .waiting(id, s.plan(settings),
                             gathered: s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) })

@@ -47,14 +47,25 @@ struct FetchChanges {
     var retired: [TransferHandle] = []
 }
 
+/// What a fetch started for a waiter asks the origin for.
+public enum FetchLength: Sendable {
+    /// Exactly the bytes it wants (the first window).
+    case exact
+    /// The rest of the file when it wants `FetchSettings.streamBytes` or more (its range and
+    /// read-ahead), else exactly what it wants.
+    case streamWhenLarge
+    /// The rest of the file, pausing whenever it is as far as its readers want: a player
+    /// reads on from wherever it reads, so its later reads join this request instead of each
+    /// starting one (a round trip each on a real link).
+    case stream
+}
+
 /// A reader (or a download) waiting for bytes.
 struct Waiter: Sendable {
     /// `upperBound == Int64.max`: to the end of the file, whatever its size.
     var range: Range<Int64>
     var readAhead: Int64
-    /// Whether a fetch started for this waiter may stream (ask for the rest of the file) when
-    /// it wants `streamBytes` or more; false asks the origin for exactly what it wants.
-    var mayStream = true
+    var length = FetchLength.streamWhenLarge
     /// Takes the bytes from memory instead of `completion` (`RangeFetcher.whenAvailable`), if set: called
     /// as soon as all of them have arrived, before they are in the file.
     var bytes: (@Sendable (BytesInMemory) -> Void)?
@@ -160,9 +171,9 @@ struct CachedFileState: Sendable {
     /// Makes sure every byte some waiter still lacks is on its way: bytes close ahead of a
     /// running fetch wait for it (allowed that far, resumed if paused); bytes far ahead split
     /// it (it stops there, a new fetch takes the rest); bytes nobody fetches get a fetch up to
-    /// the next held byte. A waiter that wants `settings.streamBytes` or more (its range and
-    /// read-ahead) gets a streaming fetch: asked to that next held byte, allowed to its range
-    /// plus read-ahead; others get exactly their range plus read-ahead.
+    /// the next held byte. A waiter whose `length` streams gets a streaming fetch: asked to
+    /// that next held byte, allowed to its range plus read-ahead; others get exactly their
+    /// range plus read-ahead.
     mutating func plan(_ settings: FetchSettings) -> FetchChanges {
         guard writeError == nil else { return FetchChanges() }
         var changes = FetchChanges()
@@ -203,7 +214,12 @@ struct CachedFileState: Sendable {
                         offset = end
                         continue
                     }
-                    var stop = waiter.mayStream && wanted - offset >= settings.streamBytes ? Int64.max : wanted
+                    let streams = switch waiter.length {
+                    case .exact: false
+                    case .streamWhenLarge: wanted - offset >= settings.streamBytes
+                    case .stream: true
+                    }
+                    var stop = streams ? Int64.max : wanted
                     if let held = present.nextHeld(atOrAfter: offset) { stop = min(stop, held) }
                     for fetch in fetches.values where isLive(fetch) && fetch.unwrittenFrom > offset { stop = min(stop, fetch.unwrittenFrom) }
                     if let total { stop = min(stop, total) }

@@ -146,9 +146,13 @@ public final class ItemFileReader: Sendable {
         if let limit = scannerReads, !limit.allows(offset..<end, size: size) {
             return answer(.failure(FetchError(.unavailable, "beyond what policy scanner-reads allows a scanner")))
         }
+        // A read within the first window asks for all of it: the open's own fetch of the window
+        // (`startFirstWindow`, after the open's reply) may not have started yet, and one request
+        // then serves both.
+        let firstWindow = readerClass.readsPieces ? 0 : fetcher.settings.firstWindow
         let cancellation = ReadCancellation()
         onWait?(cancellation)
-        waitFor(range, readAhead: readAhead, cancellation: cancellation, answer: answer)
+        waitFor(range, readAhead: max(readAhead, firstWindow - end), cancellation: cancellation, answer: answer)
     }
 
     /// The bytes of `range` if they can be answered now: from memory while they are still
@@ -173,7 +177,8 @@ public final class ItemFileReader: Sendable {
             if large { replies.async { once(make()) } } else { once(make()) }
         }
         let ticket = reading.fetcher.whenAvailable(
-            itemID: itemID, file: key, range: range, readAhead: readAhead, deadline: .now + reading.readTimeout,
+            itemID: itemID, file: key, range: range, readAhead: readAhead, length: readerClass.fetchLength,
+            deadline: .now + reading.readTimeout,
             // Once all of them have arrived, before they are in the cache file.
             bytes: { bytes in deliver { .memory(bytes) } },
             completion: { [self] result in
@@ -198,7 +203,8 @@ public final class ItemFileReader: Sendable {
         // Done once the bytes have arrived (`bytes`), in the file yet or not: a prefetch must
         // not make the engine write a part-filled block early.
         let ticket = fetcher.whenAvailable(itemID: itemID, file: key, range: range, readAhead: 0,
-                                           deadline: .now + reading.readTimeout, bytes: { _ in }, completion: { _ in })
+                                           length: readerClass.fetchLength, deadline: .now + reading.readTimeout,
+                                           bytes: { _ in }, completion: { _ in })
         prefetches.withLock { tickets in
             tickets.append(ticket)
             if tickets.count > 2 { tickets.removeFirst() }

@@ -1,9 +1,10 @@
 /// One open file's reads as the engine sees them: whether they go on in order, how far to
 /// fetch ahead of them, and when to ask for the next stretch before the reader needs it.
 ///
-/// A reader that continues where it stopped gets a growing read-ahead; a jump resets it (the
-/// fetcher then starts a new range instead of filling the gap). Scanners and probers read
-/// pieces and get none. Not thread-safe: the open file holds it under its lock.
+/// A reader that continues where it stopped gets a growing read-ahead, at most a few times
+/// what it has read in order so far; a jump resets it (the fetcher then starts a new range
+/// instead of filling the gap). Scanners and probers read pieces and get none. Not
+/// thread-safe: the open file holds it under its lock.
 public struct ReadPattern: Sendable {
     /// Read-ahead for the first sequential read, doubled on each next one up to
     /// `maxReadAhead`. 8 MiB is most of a second of a 100 Mbit/s origin; 16 MiB made a cold
@@ -14,11 +15,17 @@ public struct ReadPattern: Sendable {
     /// kernel's read-ahead sends several reads at once, which libfuse's threads may hand over
     /// out of order.
     public static let reorderSlack: Int64 = 1 << 20
+    /// Read-ahead is at most this many times the bytes read in order so far: doubling per
+    /// read alone took a program that reads 8 KiB at a time (`head -c 65536`) to 8 MiB of
+    /// read-ahead within its first 64 KiB, and fetched whole files it never read.
+    public static let readAheadPerByteRead: Int64 = 4
 
     let readerClass: ReaderClass
     /// The file's size; nil while unknown (no prefetch then).
     let size: Int64?
     private var nextOffset: Int64 = -1
+    /// Where the current run of reads in order began.
+    private var runStart: Int64 = 0
     private var readAhead: Int64 = 0
     /// End of the bytes last asked of the engine for this reader.
     private var askedUpTo: Int64 = 0
@@ -32,10 +39,12 @@ public struct ReadPattern: Sendable {
     public mutating func read(offset: Int64, end: Int64) -> Int64 {
         if readerClass.readsPieces { return 0 }
         if nextOffset >= 0 && abs(offset - nextOffset) <= Self.reorderSlack {
-            readAhead = min(max(readAhead * 2, Self.firstReadAhead), Self.maxReadAhead)
             nextOffset = max(nextOffset, end)
+            let earned = max(Self.firstReadAhead, (nextOffset - runStart) * Self.readAheadPerByteRead)
+            readAhead = min(max(readAhead * 2, Self.firstReadAhead), Self.maxReadAhead, earned)
         } else {
             readAhead = 0  // a first read proves nothing; the next one in order does
+            runStart = offset
             nextOffset = end
             askedUpTo = 0
         }

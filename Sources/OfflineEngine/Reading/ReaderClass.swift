@@ -22,6 +22,11 @@ public enum ReaderClass: String, Sendable, CaseIterable {
 extension ReaderClass {
     /// Scanners and probers read pieces: no first window, no read-ahead.
     public var readsPieces: Bool { self == .scanner || self == .prober }
+
+    /// What a fetch for its reads asks the origin for: a player reads on from wherever it
+    /// reads (after a seek too, before it has proved sequential), so one request serves it;
+    /// the others stream once they want a lot at once.
+    var fetchLength: FetchLength { self == .player ? .stream : .streamWhenLarge }
 }
 
 /// Which program names are which `ReaderClass`: the lists in one place (docs/reads.md shows

@@ -139,7 +139,8 @@ public final class RangeFetcher: Sendable {
 
     /// Calls `completion` once `range` can be read from the cache file (possibly before its
     /// bytes are flushed), or with an error when they cannot be had by `deadline`; fetches
-    /// what is missing, and `readAhead` more bytes in the same transfer (sequential readers).
+    /// what is missing, and `readAhead` more bytes in the same transfer (sequential readers);
+    /// a fetch it starts asks for `length`.
     ///
     /// With `bytes`: when all of `range` (cut at the end of the file) has arrived and is
     /// still in memory, `bytes` gets it instead, in the file yet or not, and `completion` is
@@ -149,7 +150,7 @@ public final class RangeFetcher: Sendable {
     @discardableResult
     public func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
-        deadline: ContinuousClock.Instant,
+        length: FetchLength = .streamWhenLarge, deadline: ContinuousClock.Instant,
         bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
@@ -167,14 +168,14 @@ public final class RangeFetcher: Sendable {
             let id = copy.request(range.start..<range.end, readAhead: 0, deadline: deadline) { [self] _ in
                 DispatchQueue.global().async { [self] in
                     takeCopy(into: cached)
-                    _ = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
-                                       completion: completion)
+                    _ = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline,
+                                       length: length, bytes: bytes, completion: completion)
                 }
             }
             return Ticket(file: copy, waiterID: id)
         } orFetching: {
-            let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, bytes: bytes,
-                                    completion: completion)
+            let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, length: length,
+                                    bytes: bytes, completion: completion)
             return Ticket(file: cached, waiterID: id)
         }
     }
@@ -212,7 +213,7 @@ public final class RangeFetcher: Sendable {
             // Asked for exactly: an open-ended request lets a fast origin push megabytes in one
             // burst, and on a shared CPU the first bytes wait behind it. A reader that goes on
             // streams from where the window ends (`plan`).
-            _ = cached.request(window, readAhead: 0, deadline: nil, mayStream: false) { _ in }
+            _ = cached.request(window, readAhead: 0, deadline: nil, length: .exact) { _ in }
         }
     }
 
