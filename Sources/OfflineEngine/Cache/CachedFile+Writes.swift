@@ -269,7 +269,7 @@ extension CachedFile {
     /// the next request may find a descriptor free (the bytes that could not go are dropped).
     func failWrites(_ failure: FetchError) {
         let sticky = failure.reason != .outOfDescriptors
-        let (handles, waiters) = state.withLock { s in
+        end(state.withLock { s in
             if sticky {
                 s.writeError = s.writeError ?? failure
                 s.present = s.committed
@@ -279,17 +279,8 @@ extension CachedFile {
             } else {
                 s.recent.removeAll { !$0.isWhollyWritten }
             }
-            var handles: [TransferHandle] = []
-            for id in Array(s.fetches.keys) {
-                if s.fetches[id]?.failure == nil { s.fetches[id]?.failure = failure }
-                if let handle = s.fetches[id]?.handle { handles.append(handle) }
-            }
-            let waiters = Array(s.waiters.values)
-            s.waiters = [:]
-            return (handles, waiters)
-        }
-        handles.forEach(loop.cancel)
-        for waiter in waiters { waiter.completion(.failure(failure)) }
+            return s.endAll(failure)
+        }, failure)
     }
 
     static func writeFailure(_ error: any Error, path: String) -> FetchError {

@@ -178,18 +178,13 @@ final class CachedFile: Sendable {
 
     /// Stops every fetch and fails every waiter with `error`.
     func cancelAll(_ error: FetchError) {
-        let (handles, waiters) = state.withLock { s in
-            var handles: [TransferHandle] = []
-            for id in Array(s.fetches.keys) where s.fetches[id]?.failure == nil {
-                s.fetches[id]?.failure = error
-                if let handle = s.fetches[id]?.handle { handles.append(handle) }
-            }
-            let waiters = Array(s.waiters.values)
-            s.waiters = [:]
-            return (handles, waiters)
-        }
-        handles.forEach(loop.cancel)
-        for waiter in waiters { waiter.completion(.failure(error)) }
+        end(state.withLock { $0.endAll(error) }, error)
+    }
+
+    /// Cancels what `CachedFileState.endAll` ended and tells its waiters, with no lock held.
+    func end(_ ended: (handles: [TransferHandle], waiters: [Waiter]), _ error: FetchError) {
+        ended.handles.forEach(loop.cancel)
+        for waiter in ended.waiters { waiter.completion(.failure(error)) }
     }
 
     /// Whether the file may be dropped (`CachedFileState.isIdle`), with no flush committing

@@ -231,6 +231,18 @@ struct CachedFileState: Sendable {
         return changes
     }
 
+    /// Ends every fetch not already ending with `error` and takes every waiter: the transfers
+    /// to cancel and the waiters to fail, once the lock is let go (`CachedFile.end`).
+    mutating func endAll(_ error: FetchError) -> (handles: [TransferHandle], waiters: [Waiter]) {
+        var handles: [TransferHandle] = []
+        for (id, fetch) in fetches where fetch.failure == nil {
+            fetches[id]?.failure = error
+            if let handle = fetch.handle { handles.append(handle) }
+        }
+        defer { waiters = [:] }
+        return (handles, Array(waiters.values))
+    }
+
     /// Lets a fetch write up to `end` at least, resuming it if it paused.
     private mutating func allow(_ id: Int, upTo end: Int64, _ changes: inout FetchChanges) {
         guard var fetch = fetches[id], fetch.allowance < end else { return }
