@@ -49,10 +49,10 @@ public final class Library: Sendable {
         try store.sources()
     }
 
-    /// Syncs one source by name, or every subscribed source. Blocking.
-    /// - Parameter syncer: a running engine's (nil: one of this library's own).
-    public func sync(sourceName: String? = nil, syncer: CatalogSync? = nil) throws -> [SyncReport] {
-        let syncer = syncer ?? CatalogSync(store: store, client: client, settings: syncSettings)
+    /// Syncs one source by name, or every subscribed source, with no engine running (a
+    /// running one syncs through `Scheduler.requestSync`). Blocking.
+    public func sync(sourceName: String? = nil) throws -> [SyncReport] {
+        let syncer = CatalogSync(store: store, client: client, settings: syncSettings)
         if let sourceName {
             guard let source = try store.source(named: sourceName) else {
                 throw EngineError.notFound("no source named '\(sourceName)'")

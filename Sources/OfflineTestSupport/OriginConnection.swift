@@ -50,6 +50,8 @@ struct OriginConnection {
 
     /// Answers one request; returns how the connection ends, or `nil` to keep it alive.
     private func respond(to request: HTTPRequest, time: Date) -> Ending? {
+        registry.answering(path: request.path)
+        defer { registry.answered(path: request.path) }
         let faults = registry.takeFaults(for: request)
         let match = registry.route(for: request)
         if faults.contains(.closeWithoutResponse) {

@@ -19,6 +19,9 @@ final class OriginRegistry: Sendable {
         var bodyBytesSent: Int64 = 0
         var bodyBytesByPath: [String: Int64] = [:]
         var etagRevisions: [String: Int] = [:]
+        /// Requests being answered now, and the most there were at once, by path.
+        var answering: [String: Int] = [:]
+        var mostAtOnce: [String: Int] = [:]
     }
 
     private let state = Mutex(State())  // protects every table above
@@ -103,6 +106,20 @@ final class OriginRegistry: Sendable {
     }
 
     var log: [RecordedRequest] { state.withLock { $0.log } }
+
+    /// A request to `path` is being answered until `answered`.
+    func answering(path: String) {
+        state.withLock { state in
+            state.answering[path, default: 0] += 1
+            state.mostAtOnce[path] = max(state.mostAtOnce[path] ?? 0, state.answering[path]!)
+        }
+    }
+
+    func answered(path: String) {
+        state.withLock { $0.answering[path, default: 1] -= 1 }
+    }
+
+    func mostAtOnce(path: String) -> Int { state.withLock { $0.mostAtOnce[path] ?? 0 } }
 
     /// Empties the log and zeroes the byte counters.
     func clearLog() {

@@ -143,6 +143,10 @@ public final class TestOrigin: Sendable {
     /// Body bytes handed to the kernel for sending, over all requests (headers excluded).
     public var bodyBytesSent: Int64 { registry.bodyBytesSent }
 
+    /// The most requests to `path` (without query) that were being answered at once, from
+    /// their head's arrival to their last byte sent (not reset by `clearLog`).
+    public func mostAtOnce(for path: String) -> Int { registry.mostAtOnce(path: path) }
+
     /// Body bytes sent for requests to `path` (without query).
     public func bodyBytesSent(for path: String) -> Int64 { registry.bodyBytesSent(path: path) }
 

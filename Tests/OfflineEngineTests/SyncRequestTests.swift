@@ -49,4 +49,25 @@ struct SyncRequestTests {
         #expect(f.origin.requests(for: "/feed.json").count == 2)
         #expect(try f.store.item(source: "src", contentID: "ep-1") != nil)
     }
+
+    @Test("A sync command during a timed sync waits for it: the feed is never fetched twice at once")
+    func commandDuringATimedSync() throws {
+        let f = try EngineFixture { $0.periodicSync = true }
+        defer { f.close() }
+        f.origin.serve("/feed.json", .text("""
+            {"offlinefs": 1, "items": [{"id": "ep-1", "title": "One", "type": "video", "url": "/ep-1.mp4", "size": 10}]}
+            """, contentType: "application/json"))
+        // The timed sync of the never-synced source, at start, hangs for a second.
+        f.origin.setFault("/feed.json", .stallBeforeHeaders(seconds: 1), times: 1)
+        f.start()
+        try waitUntil { f.origin.requests(for: "/feed.json").count == 1 }
+        try f.perform(.sync(source: "src"))
+        try f.perform(.sync(source: nil))
+        try waitUntil { f.origin.requests(for: "/feed.json").count == 2 }
+        f.engine.stop()  // waits for the sync thread
+
+        #expect(f.origin.requests(for: "/feed.json").count == 2)
+        #expect(f.origin.mostAtOnce(for: "/feed.json") == 1)
+        #expect(try f.store.item(source: "src", contentID: "ep-1") != nil)
+    }
 }

@@ -255,11 +255,7 @@ public struct LibraryCommands: CommandPerformer {
             let reports = try library.sync(sourceName: sourceName)
             return reports.map { "\($0.sourceName): \($0.outcome)" }.joined(separator: "\n")
         }
-        engine.scheduler.requestSync(sourceName) { name in
-            let reports = (try? library.sync(sourceName: name, syncer: engine.scheduler.syncer)) ?? []
-            for report in reports { engine.scheduler.afterSync(report) }
-            engine.scheduler.poke()
-        }
+        engine.scheduler.requestSync(sourceName)
         return "syncing \(sourceName ?? "every subscribed source") (see .events)"
     }
 }

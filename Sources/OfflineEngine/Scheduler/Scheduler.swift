@@ -37,7 +37,6 @@ public final class Scheduler: Sendable {
         var thumbnailsRunning: Set<Int64> = []
         /// The expiry each item's `licence-expiring` event was written for (once per expiry).
         var expiryWarnings: [Int64: Date] = [:]
-        var syncing = false
         var syncRequests = SyncRequests()
         var timer: (any ClockTimer)?
         var timerDate: Date?
@@ -310,41 +309,47 @@ public final class Scheduler: Sendable {
         poke()
     }
 
-    /// Starts every sync that is due (one at a time), keeping the next due time.
+    /// Asks for every sync that is due, keeping the next due time. Not while syncs run: a
+    /// source being synced is still due until its sync ends, and asking again would sync it
+    /// twice in a row (the runner's end wakes the scheduler).
     private func syncDueSources(now: Date, interval: TimeInterval, wakeAt: inout [Date]) {
-        guard let sources = try? store.sources() else { return }
+        guard !state.withLock({ $0.syncRequests.running }), let sources = try? store.sources() else { return }
         for source in sources where source.subscribed {
             let due = (source.lastSyncAt ?? .distantPast).addingTimeInterval(interval)
             guard due <= now else {
                 wakeAt.append(due)
                 continue
             }
-            let start = state.withLock { s -> Bool in
-                guard !s.syncing, !s.stopped else { return false }
-                s.syncing = true
-                return true
-            }
-            guard start else { continue }
-            spawn("offlinefs.sync") { [self] in
-                let report = syncer.sync(source)
-                afterSync(report)
-                state.withLock { $0.syncing = false }
-                poke()
+            requestSync(source.name)
+        }
+    }
+
+    /// Syncs `sourceName` (nil: every subscribed source) on the sync thread, now or after the
+    /// round it is running. Asks made meanwhile, by commands or by the timer, run together
+    /// once (`SyncRequests`): a source is never synced twice at once.
+    func requestSync(_ sourceName: String?) {
+        guard state.withLock({ !$0.stopped && $0.syncRequests.ask(sourceName) }) else { return }
+        spawn("offlinefs.sync") { [self] in
+            while true {
+                let round = state.withLock { $0.syncRequests.nextRound() }
+                for name in round { syncNow(name) }
+                if round.isEmpty { return poke() }
             }
         }
     }
 
-    /// Runs `sync` for `sourceName` (nil: every source) on the sync commands' thread, now or
-    /// after the round it is running; asks that come meanwhile are run together once
-    /// (`SyncRequests`).
-    func requestSync(_ sourceName: String?, _ sync: @escaping @Sendable (String?) -> Void) {
-        guard state.withLock({ $0.syncRequests.ask(sourceName) }) else { return }
-        spawn("offlinefs.sync-command") { [self] in
-            while true {
-                let round = state.withLock { $0.syncRequests.nextRound() }
-                if round.isEmpty { return }
-                for name in round { sync(name) }
-            }
+    /// Syncs `sourceName` (nil: every subscribed source) on this thread, acting on what each
+    /// sync found.
+    private func syncNow(_ sourceName: String?) {
+        let sources: [Source]
+        if let sourceName {
+            sources = (try? store.source(named: sourceName)).flatMap { $0.map { [$0] } } ?? []
+        } else {
+            sources = (try? store.sources().filter(\.subscribed)) ?? []
+        }
+        for source in sources {
+            afterSync(syncer.sync(source))
+            poke()
         }
     }
 

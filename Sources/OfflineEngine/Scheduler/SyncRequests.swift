@@ -1,5 +1,5 @@
-/// The syncs commands asked for (`sync` lines, `offlinefs sync` through a mount) that have
-/// not started yet. One runner works through them; a request that comes while it runs waits
+/// The syncs asked for (`sync` lines, `offlinefs sync` through a mount, sources whose sync
+/// interval passed) that have not started yet. One runner works through them; a request that comes while it runs waits
 /// for the next round, and many such requests make one round: asked every few seconds while
 /// a sync takes longer, a mount would otherwise start sync after sync, each with its own
 /// thread and its catalog pages in memory.
