@@ -142,6 +142,29 @@ import Testing
         #expect(f.origin.requests(for: "/feed.json").count == 2)
     }
 
+    @Test func bytesStreamedPastTheCacheLimitAreEvictedOldestFirst() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "cache-limit", value: "100000")
+        let first = try f.addItem("a.mp4", size: 60_000)
+        let second = try f.addItem("b.mp4", size: 60_000)
+        f.start()
+        // Given two items programs streamed whole, 120,000 bytes against a limit of 100,000
+        try stream(f, first)
+        try f.wait(first, .cached)
+        f.advance(1)
+        try stream(f, second)
+        try f.wait(second, .cached)
+        // When the scheduler next checks the cache (at most once a second)
+        f.advance(1)
+        // Then the one streamed first is evicted, with one event for the streamed items
+        try waitUntil { try f.item(first).bytesPresent == 0 }
+        #expect(try f.item(second).bytesPresent == 60_000)
+        #expect(try f.item(first).state == .discovered)
+        let evictions = try f.store.events().filter { $0.kind == "evict" }.map(\.message)
+        #expect(evictions == ["1 streamed item (60000 bytes): evicted for cache-limit"])
+    }
+
     private func waitForItem(_ f: EngineFixture, _ id: String) throws -> Item {
         var found: Item?
         try waitUntil {

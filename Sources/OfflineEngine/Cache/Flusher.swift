@@ -15,6 +15,7 @@ final class Flusher: @unchecked Sendable {
     /// daemonizing mount forks after creating it).
     private var started = false  // protected by condition
     private let exited = DispatchSemaphore(value: 0)
+    private var flushedHandlers: [@Sendable () -> Void] = []  // protected by condition
     /// Files flushed under one store transaction (each holds its commit lock meanwhile).
     static let maxBatch = 64
 
@@ -33,6 +34,13 @@ final class Flusher: @unchecked Sendable {
     func start() {
         condition.lock()
         if !stopping { startThreadIfNeeded() }
+        condition.unlock()
+    }
+
+    /// Calls `handler` (on the flusher's thread) after each round of flushes.
+    func onFlushed(_ handler: @escaping @Sendable () -> Void) {
+        condition.lock()
+        flushedHandlers.append(handler)
         condition.unlock()
     }
 
@@ -80,12 +88,14 @@ final class Flusher: @unchecked Sendable {
                 continue
             }
             for key in ready.keys { due[key] = nil }
+            let handlers = flushedHandlers
             condition.unlock()
             // One transaction per batch: many small files (HLS segments) cost one WAL sync.
             let files = ready.values.map(\.file)
             for start in stride(from: 0, to: files.count, by: Self.maxBatch) {
                 _ = CachedFile.flush(Array(files[start..<min(files.count, start + Self.maxBatch)]))
             }
+            for handler in handlers { handler() }
             condition.lock()
         }
         condition.unlock()

@@ -38,6 +38,7 @@ public final class Engine: Sendable {
         let scheduler = scheduler, playback = playback
         transfers.fetcher.onPlayback { itemID, size in playback.start(itemID: itemID, size: size) }
         licences.onChange { _ in scheduler.poke() }
+        transfers.fetcher.onBytesClaimed { scheduler.cacheGrew() }
         transfers.fetcher.onLastReaderClosed { [weak self] itemID in self?.lastReaderClosed(itemID) }
     }
 

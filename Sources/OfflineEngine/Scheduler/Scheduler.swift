@@ -38,6 +38,9 @@ public final class Scheduler: Sendable {
         /// The expiry each item's `licence-expiring` event was written for (once per expiry).
         var expiryWarnings: [Int64: Date] = [:]
         var syncRequests = SyncRequests()
+        /// Bytes were claimed in the cache since the last space check (true at start).
+        var cacheGrew = true
+        var lastSpaceCheck: Date?
         var timer: (any ClockTimer)?
         var timerDate: Date?
         var random: SplitMix64
@@ -196,10 +199,40 @@ public final class Scheduler: Sendable {
         expireLicences(now: now, wakeAt: &wakeAt)
         resolvePending(now: now, wakeAt: &wakeAt)
         evictWatched(now: now, after: policies.deleteWatchedAfter, wakeAt: &wakeAt)
+        keepCacheWithinLimits(now: now, policies: policies, wakeAt: &wakeAt)
         scheduleDownloads(now: now, policies: policies, wakeAt: &wakeAt)
         if configuration.periodicSync { syncDueSources(now: now, interval: policies.syncInterval, wakeAt: &wakeAt) }
         armTimer(at: wakeAt.min())
         state.withLock { $0.ticks += 1 }
+    }
+
+    /// How often at most the cache is checked against its limits while programs stream.
+    static let spaceCheckInterval: TimeInterval = 1
+
+    /// Bytes were claimed in the cache: the next tick checks the limits (streamed bytes count
+    /// against them too, and only eviction takes them away).
+    func cacheGrew() {
+        let first = state.withLock { s -> Bool in
+            defer { s.cacheGrew = true }
+            return !s.cacheGrew
+        }
+        if first { poke() }
+    }
+
+    /// Evicts what programs streamed past `cache-limit` or into `free-space-reserve`, at most
+    /// once per `spaceCheckInterval` (the check sums every item's bytes).
+    private func keepCacheWithinLimits(now: Date, policies: PolicySet, wakeAt: inout [Date]) {
+        let check = state.withLock { s -> Bool in
+            guard s.cacheGrew else { return false }
+            if let last = s.lastSpaceCheck, now < last.addingTimeInterval(Self.spaceCheckInterval) {
+                wakeAt.append(last.addingTimeInterval(Self.spaceCheckInterval))
+                return false
+            }
+            s.cacheGrew = false
+            s.lastSpaceCheck = now
+            return true
+        }
+        if check { space.keepWithinLimits(policies: policies, busy: runningItems) }
     }
 
     /// Keeps one clock timer at the earliest time something waits for.

@@ -5,7 +5,9 @@ import OfflineStore
 /// Keeps the cache under `cache-limit` and the disk above `free-space-reserve` (DESIGN §1, §5):
 /// before a download starts it makes room by evicting, streamed-only items first (least
 /// recently used), requested ones only with `auto-purge` on, locked, open and running items
-/// never. When no room can be made the item waits as `cache-limit` or `no-space`.
+/// never. When no room can be made the item waits as `cache-limit` or `no-space`. Bytes that
+/// programs stream count too: once they pass a limit, the same eviction brings the cache back
+/// (`keepWithinLimits`).
 public struct SpaceManager: Sendable {
     let store: LibraryStore
     let transfers: TransferEngine
@@ -20,13 +22,41 @@ public struct SpaceManager: Sendable {
 
     /// Makes room for `need` more bytes of `item`; returns the error that stops it, or nil.
     func makeRoom(for item: Item, need: Int64, policies: PolicySet, busy: Set<Int64>) -> (ItemErrorCode, String)? {
-        var cached: Int64
-        do { cached = try store.totalBytesPresent() } catch { return nil }
+        evict(toFit: need, excluding: item.id, policies: policies, busy: busy) { victim, code in
+            note(victim, evictedFor: code)
+        }
+    }
+
+    /// Evicts until the cache is back under `cache-limit` and the disk above
+    /// `free-space-reserve`, after programs streamed bytes past them. Streamed-only items
+    /// evicted make one event per check (a scan of a library evicts thousands); requested ones
+    /// one each, as before a download.
+    func keepWithinLimits(policies: PolicySet, busy: Set<Int64>) {
+        var streamed: [ItemErrorCode: (count: Int, bytes: Int64)] = [:]
+        _ = evict(toFit: 0, excluding: nil, policies: policies, busy: busy) { victim, code in
+            guard !victim.requested else { return note(victim, evictedFor: code) }
+            streamed[code, default: (0, 0)].count += 1
+            streamed[code, default: (0, 0)].bytes += victim.bytesPresent
+        }
+        for (code, evicted) in streamed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            _ = try? store.appendEvent(kind: "evict", message: "\(evicted.count) streamed item\(evicted.count == 1 ? "" : "s") (\(evicted.bytes) bytes): evicted for \(code.rawValue)")
+        }
+    }
+
+    /// Evicts candidates, least recently used first, while `need` more bytes would not fit;
+    /// tells `evicted` of each. Returns what still stops them, or nil.
+    private func evict(toFit need: Int64, excluding itemID: Int64?, policies: PolicySet, busy: Set<Int64>,
+                       evicted: (Item, ItemErrorCode) -> Void) -> (ItemErrorCode, String)? {
+        // The sum is a scan of every item: skipped when no cache-limit needs it.
+        var cached: Int64 = 0
+        if policies.cacheLimit.bytes != nil {
+            do { cached = try store.totalBytesPresent() } catch { return nil }
+        }
         var candidates: [Item]?
         while let (code, message) = shortfall(need: need, cached: cached, policies: policies) {
             if candidates == nil {
                 let all = (try? store.evictionCandidates()) ?? []
-                let usable = all.filter { $0.id != item.id && !busy.contains($0.id) && !transfers.fetcher.isOpen(itemID: $0.id) }
+                let usable = all.filter { $0.id != itemID && !busy.contains($0.id) && !transfers.fetcher.isOpen(itemID: $0.id) }
                 // Streamed-only first; requested (downloaded on purpose) only with auto-purge.
                 candidates = usable.filter { !$0.requested } + (policies.autoPurge ? usable.filter { $0.requested && $0.state == .cached } : [])
             }
@@ -35,14 +65,18 @@ public struct SpaceManager: Sendable {
             do {
                 try transfers.evict(itemID: victim.id)
                 if victim.requested { try store.setRequested(itemID: victim.id, false) }
-                _ = try? store.appendEvent(kind: "evict", itemID: victim.id, sourceID: victim.sourceID,
-                                           message: "\(victim.fileName ?? victim.contentID): evicted for \(code.rawValue)")
+                evicted(victim, code)
                 cached -= victim.bytesPresent
             } catch {
                 continue
             }
         }
         return nil
+    }
+
+    private func note(_ victim: Item, evictedFor code: ItemErrorCode) {
+        _ = try? store.appendEvent(kind: "evict", itemID: victim.id, sourceID: victim.sourceID,
+                                   message: "\(victim.fileName ?? victim.contentID): evicted for \(code.rawValue)")
     }
 
     private func shortfall(need: Int64, cached: Int64, policies: PolicySet) -> (ItemErrorCode, String)? {
