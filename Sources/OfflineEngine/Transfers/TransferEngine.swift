@@ -47,10 +47,11 @@ public final class TransferEngine: Sendable {
         if sideFiles, let item = try store.item(id: itemID) {
             for file in Self.sideFiles(of: item) { try fetcher.discard(itemID: itemID, file: file) }
         }
-        try store.setDownloaded(itemID: itemID, at: nil)
-        if let item = try store.item(id: itemID), item.state != .discovered, item.state != .deleted {
-            try store.setState(itemID: itemID, state: .discovered)
-        }
+        // Only what changes is written: each write is a synced transaction, and evicting what
+        // programs streamed (never downloaded, still `discovered`) then costs one, the reset.
+        guard let item = try store.item(id: itemID) else { return }
+        if item.downloadedAt != nil { try store.setDownloaded(itemID: itemID, at: nil) }
+        if item.state != .discovered, item.state != .deleted { try store.setState(itemID: itemID, state: .discovered) }
     }
 
     /// Starts the transfer and flusher threads, which otherwise start with the first transfer
