@@ -18,14 +18,15 @@ extension LibraryStore {
         try read { db in try Int64.fetchOne(db, sql: "SELECT ifnull(sum(bytesPresent), 0) FROM item") ?? 0 }
     }
 
-    /// Items holding media bytes that nothing pins (not locked), least recently used first:
-    /// the order eviction takes them in. The caller skips open and running items.
-    public func evictionCandidates() throws -> [Item] {
+    /// Items holding media bytes that nothing pins (not locked), in the order eviction takes
+    /// them: never requested (streamed) before requested, least recently used first; at most
+    /// `limit`. The caller skips open and running items.
+    public func evictionCandidates(limit: Int = .max) throws -> [Item] {
         try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Item.columns) FROM item WHERE bytesPresent > 0 AND locked = 0 AND state <> 'deleted'
-                ORDER BY ifnull(lastAccessAt, ifnull(downloadedAt, addedAt)), id
-                """).map(Item.init(row:))
+                ORDER BY requested, ifnull(lastAccessAt, ifnull(downloadedAt, addedAt)), id LIMIT ?
+                """, arguments: [Int64(clamping: limit)]).map(Item.init(row:))
         }
     }
 

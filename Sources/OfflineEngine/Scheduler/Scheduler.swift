@@ -232,7 +232,10 @@ public final class Scheduler: Sendable {
             s.lastSpaceCheck = now
             return true
         }
-        if check { space.keepWithinLimits(policies: policies, busy: runningItems) }
+        guard check, space.keepWithinLimits(policies: policies, busy: runningItems) else { return }
+        // Stopped at its cap with more to evict: on at the next check.
+        state.withLock { $0.cacheGrew = true }
+        wakeAt.append(now.addingTimeInterval(Self.spaceCheckInterval))
     }
 
     /// Keeps one clock timer at the earliest time something waits for.

@@ -27,13 +27,21 @@ public struct SpaceManager: Sendable {
         }
     }
 
+    /// Items `keepWithinLimits` evicts at most per call: each costs a synced transaction, and
+    /// the scheduler thread must not stay away long.
+    static let evictionsPerCheck = 256
+
     /// Evicts until the cache is back under `cache-limit` and the disk above
-    /// `free-space-reserve`, after programs streamed bytes past them. Streamed-only items
-    /// evicted make one event per check (a scan of a library evicts thousands); requested ones
-    /// one each, as before a download.
-    func keepWithinLimits(policies: PolicySet, busy: Set<Int64>) {
+    /// `free-space-reserve`, after programs streamed bytes past them, up to
+    /// `evictionsPerCheck` items. Streamed-only items evicted make one event per call (a scan
+    /// of a library evicts thousands); requested ones one each, as before a download.
+    /// Returns whether the cache is still over a limit with candidates left.
+    func keepWithinLimits(policies: PolicySet, busy: Set<Int64>) -> Bool {
         var streamed: [ItemErrorCode: (count: Int, bytes: Int64)] = [:]
-        _ = evict(toFit: 0, excluding: nil, policies: policies, busy: busy) { victim, code in
+        var evictions = 0
+        let stillShort = evict(toFit: 0, excluding: nil, policies: policies, busy: busy,
+                               candidates: Self.evictionsPerCheck) { victim, code in
+            evictions += 1
             guard !victim.requested else { return note(victim, evictedFor: code) }
             streamed[code, default: (0, 0)].count += 1
             streamed[code, default: (0, 0)].bytes += victim.bytesPresent
@@ -41,12 +49,14 @@ public struct SpaceManager: Sendable {
         for (code, evicted) in streamed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             _ = try? store.appendEvent(kind: "evict", message: "\(evicted.count) streamed item\(evicted.count == 1 ? "" : "s") (\(evicted.bytes) bytes): evicted for \(code.rawValue)")
         }
+        return stillShort != nil && evictions == Self.evictionsPerCheck
     }
 
-    /// Evicts candidates, least recently used first, while `need` more bytes would not fit;
-    /// tells `evicted` of each. Returns what still stops them, or nil.
+    /// Evicts candidates (the first `candidates` the store gives), least recently used first,
+    /// while `need` more bytes would not fit; tells `evicted` of each. Returns what still
+    /// stops them, or nil.
     private func evict(toFit need: Int64, excluding itemID: Int64?, policies: PolicySet, busy: Set<Int64>,
-                       evicted: (Item, ItemErrorCode) -> Void) -> (ItemErrorCode, String)? {
+                       candidates limit: Int = .max, evicted: (Item, ItemErrorCode) -> Void) -> (ItemErrorCode, String)? {
         // The sum is a scan of every item: skipped when no cache-limit needs it.
         var cached: Int64 = 0
         if policies.cacheLimit.bytes != nil {
@@ -55,7 +65,7 @@ public struct SpaceManager: Sendable {
         var candidates: [Item]?
         while let (code, message) = shortfall(need: need, cached: cached, policies: policies) {
             if candidates == nil {
-                let all = (try? store.evictionCandidates()) ?? []
+                let all = (try? store.evictionCandidates(limit: limit)) ?? []
                 let usable = all.filter { $0.id != itemID && !busy.contains($0.id) && !transfers.fetcher.isOpen(itemID: $0.id) }
                 // Streamed-only first; requested (downloaded on purpose) only with auto-purge.
                 candidates = usable.filter { !$0.requested } + (policies.autoPurge ? usable.filter { $0.requested && $0.state == .cached } : [])
