@@ -233,7 +233,8 @@ public final class Scheduler: Sendable {
             return true
         }
         guard check, space.keepWithinLimits(policies: policies, busy: runningItems) else { return }
-        // Stopped at its cap with more to evict: on at the next check.
+        // Still over a limit after evicting some (its cap, or candidates skipped): on at the
+        // next check.
         state.withLock { $0.cacheGrew = true }
         wakeAt.append(now.addingTimeInterval(Self.spaceCheckInterval))
     }

@@ -35,7 +35,8 @@ public struct SpaceManager: Sendable {
     /// `free-space-reserve`, after programs streamed bytes past them, up to
     /// `evictionsPerCheck` items. Streamed-only items evicted make one event per call (a scan
     /// of a library evicts thousands); requested ones one each, as before a download.
-    /// Returns whether the cache is still over a limit with candidates left.
+    /// Returns whether the cache is still over a limit after evicting some (another call may
+    /// evict more; when none could go, the next claimed bytes bring the next call).
     func keepWithinLimits(policies: PolicySet, busy: Set<Int64>) -> Bool {
         var streamed: [ItemErrorCode: (count: Int, bytes: Int64)] = [:]
         var evictions = 0
@@ -49,7 +50,7 @@ public struct SpaceManager: Sendable {
         for (code, evicted) in streamed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             _ = try? store.appendEvent(kind: "evict", message: "\(evicted.count) streamed item\(evicted.count == 1 ? "" : "s") (\(evicted.bytes) bytes): evicted for \(code.rawValue)")
         }
-        return stillShort != nil && evictions == Self.evictionsPerCheck
+        return stillShort != nil && evictions > 0
     }
 
     /// Evicts candidates (the first `candidates` the store gives), least recently used first,

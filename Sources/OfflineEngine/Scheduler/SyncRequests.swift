@@ -1,8 +1,8 @@
 /// The syncs asked for (`sync` lines, `offlinefs sync` through a mount, sources whose sync
-/// interval passed) that have not started yet. One runner works through them; a request that comes while it runs waits
-/// for the next round, and many such requests make one round: asked every few seconds while
-/// a sync takes longer, a mount would otherwise start sync after sync, each with its own
-/// thread and its catalog pages in memory.
+/// interval passed) that have not started yet. One runner works through them; a request that
+/// comes while it runs waits for the next round, and many such requests make one round: asked
+/// every few seconds while a sync takes longer, a mount would otherwise start sync after
+/// sync, each with its own thread and its catalog pages in memory.
 struct SyncRequests {
     /// Whether a runner is working through the requests.
     var running = false

@@ -387,14 +387,14 @@ public final class RangeFetcher: Sendable {
         for file in matching { file.cancelAll(FetchError(.cancelled, "transfers of item \(itemID) cancelled")) }
     }
 
-    /// Calls `handler` whenever a file's last missing bytes are flushed and claimed, whether a
-    /// download or a reader fetched them (so a streamed item can become `cached`).
     /// Calls `handler` after bytes were claimed in the store by the flusher (what programs
     /// stream among them): the cache may have grown past a limit.
     public func onBytesClaimed(_ handler: @escaping @Sendable () -> Void) {
         flusher.onFlushed(handler)
     }
 
+    /// Calls `handler` whenever a file's last missing bytes are flushed and claimed, whether a
+    /// download or a reader fetched them (so a streamed item can become `cached`).
     public func onFileCompleted(_ handler: @escaping @Sendable (_ itemID: Int64, _ file: CacheFileKey) -> Void) {
         completionHandlers.withLock { $0.append(handler) }
     }
