@@ -52,16 +52,28 @@ extension LibraryStore {
     /// belong to (nil: none yet), in one transaction: the origin changed, or the bytes were
     /// found corrupt.
     public func resetCache(itemID: Int64, file: String, validator: CacheValidator?) throws {
+        try write { db in try Self.resetCache(db, itemID: itemID, file: file, validator: validator) }
+    }
+
+    /// Forgets every range of each file (no validator kept), all in one transaction: evicting
+    /// many items costs one synced commit, not one each.
+    public func resetCache(_ files: [(itemID: Int64, file: String)]) throws {
+        guard !files.isEmpty else { return }
         try write { db in
-            try db.execute(sql: "DELETE FROM cacheRange WHERE itemID = ? AND file = ?", arguments: [itemID, file])
-            try db.execute(sql: """
-                UPDATE item SET bytesPresent = (SELECT ifnull(sum("end" - start), 0) FROM cacheRange
-                    WHERE itemID = ?1 AND file <> 'thumbnail' AND file NOT LIKE 'subtitle.%') WHERE id = ?1
-                """, arguments: [itemID])
-            try Self.upsertValidator(db, itemID: itemID, file: file, validator)
-            // No longer whole: not a copy for other items to link (`wholeSideFile`).
-            try db.execute(sql: "UPDATE cacheValidator SET url = NULL WHERE itemID = ? AND file = ?", arguments: [itemID, file])
+            for entry in files { try Self.resetCache(db, itemID: entry.itemID, file: entry.file, validator: nil) }
         }
+    }
+
+    private static func resetCache(_ db: Database, itemID: Int64, file: String, validator: CacheValidator?) throws {
+        try db.cachedStatement(sql: "DELETE FROM cacheRange WHERE itemID = ? AND file = ?").execute(arguments: [itemID, file])
+        try db.cachedStatement(sql: """
+            UPDATE item SET bytesPresent = (SELECT ifnull(sum("end" - start), 0) FROM cacheRange
+                WHERE itemID = ?1 AND file <> 'thumbnail' AND file NOT LIKE 'subtitle.%') WHERE id = ?1
+            """).execute(arguments: [itemID])
+        try upsertValidator(db, itemID: itemID, file: file, validator)
+        // No longer whole: not a copy for other items to link (`wholeSideFile`).
+        try db.cachedStatement(sql: "UPDATE cacheValidator SET url = NULL WHERE itemID = ? AND file = ?")
+            .execute(arguments: [itemID, file])
     }
 
     private static func upsertValidator(_ db: Database, itemID: Int64, file: String, _ validator: CacheValidator?) throws {

@@ -40,6 +40,32 @@ import Testing
         }
     }
 
+    @Test func discardingManyFilesRemovesEachAndSkipsOneThatCannotLoad() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let items = try (0..<3).map { try fixture.addItem("d\($0).mp4", size: 100_000, seed: UInt64($0 + 20)) }
+        // Given three items fetched whole and claimed
+        for item in items {
+            _ = fixture.fetch(item, 0..<100_000)
+            _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
+        }
+        #expect(try fixture.store.totalBytesPresent() == 300_000)
+        // When two files and one of an item that does not exist are discarded together
+        #expect(throws: FetchError.self) {
+            try fixture.fetcher.discard([(items[0].id, "media"), (9_999, "media"), (items[1].id, "media")])
+        }
+        // Then both files' bytes are forgotten in the store and gone from the disk with their
+        // folders, and the third item keeps its own
+        for item in items.prefix(2) {
+            #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
+            #expect(try fixture.store.item(id: item.id)?.bytesPresent == 0)
+            let path = fixture.fetcher.cacheFilePath(itemID: item.id, file: "media")
+            #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent))
+        }
+        #expect(try fixture.store.item(id: items[2].id)?.bytesPresent == 100_000)
+        #expect(try fixture.committedBytesMatch(items[2], size: 100_000, seed: 22))
+    }
+
     @Test func firstReadJoinsTheTransferTheOpenStarted() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

@@ -165,6 +165,33 @@ import Testing
         #expect(evictions == ["1 streamed item (60000 bytes): evicted for cache-limit"])
     }
 
+    @Test func streamedItemsThatCoverTheExcessAreEvictedTogether() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "cache-limit", value: "100000")
+        let items = try (0..<5).map { try f.addItem("s\($0).mp4", size: 30_000, seed: UInt64($0 + 1)) }
+        f.start()
+        // Given five items programs streamed whole, one a second: 150,000 bytes against 100,000
+        for item in items {
+            try stream(f, item)
+            try f.wait(item, .cached)
+            f.advance(0.2)
+        }
+        // When the scheduler next checks the cache
+        f.advance(1)
+        // Then the two streamed first go, which bring it under the limit, and no more: their
+        // files leave the disk, and one event tells of both
+        try waitUntil { try f.item(items[1]).bytesPresent == 0 }
+        #expect(try items.map { try f.item($0).bytesPresent } == [0, 0, 30_000, 30_000, 30_000])
+        #expect(try f.store.totalBytesPresent() == 90_000)
+        for item in items.prefix(2) {
+            let folder = f.engine.transfers.fetcher.cacheFolder.appendingPathComponent("\(item.id)").path
+            #expect(!FileManager.default.fileExists(atPath: folder), "\(folder) is still there")
+        }
+        let evictions = try f.store.events().filter { $0.kind == "evict" }.map(\.message)
+        #expect(evictions == ["2 streamed items (60000 bytes): evicted for cache-limit"])
+    }
+
     private func waitForItem(_ f: EngineFixture, _ id: String) throws -> Item {
         var found: Item?
         try waitUntil {

@@ -62,11 +62,12 @@ final class CacheFile: Sendable {
 
     private static func openOrCreate(_ path: String) throws(CacheFileError) -> Int32 {
         var fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if fd < 0 && errno == ENOENT {
-            // The item's folder (or the cache folder) is made by its first file. Plain mkdir:
-            // this is on the path of a reader's first read, and FileManager's does much more.
-            let folder = (path as NSString).deletingLastPathComponent
-            try makeFolder(folder)
+        // The item's folder (or the cache folder) is made by its first file. Plain mkdir:
+        // this is on the path of a reader's first read, and FileManager's does much more.
+        // Twice at most: an eviction of another of the item's files may remove the folder
+        // between the mkdir and the open.
+        for _ in 0..<2 where fd < 0 && errno == ENOENT {
+            try makeFolder((path as NSString).deletingLastPathComponent)
             fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw CacheFileError(errno: errno, operation: "open", path: path) }
@@ -91,16 +92,17 @@ final class CacheFile: Sendable {
         return true
     }
 
-    /// Forgets every byte. A file other items' cache files link (a side file shared by URL)
-    /// is unlinked instead of cut, so theirs keep their bytes; this file's descriptors then
-    /// open a new file at the path.
+    /// Forgets every byte: the file goes, and its item's folder with it when that is empty
+    /// (an evicted item leaves no file or folder behind: at a million items touched, empty
+    /// ones would hold gigabytes the cache limit does not see). Another item's cache file
+    /// that links it (a side file shared by URL) keeps its bytes. This file's descriptors then
+    /// open a new file at the path, made by its next use.
     func removeBytes() throws(CacheFileError) {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_nlink > 1 else { return try truncate(to: 0) }
         guard unlink(path) == 0 || errno == ENOENT else {
             throw CacheFileError(errno: errno, operation: "unlink", path: path)
         }
         replacedAtPath()
+        rmdir((path as NSString).deletingLastPathComponent)
     }
 
     /// Another file took its path (unlinked, or `link`ed over): the next use opens it anew.

@@ -29,6 +29,8 @@ protocol CacheIndex: AnyObject, Sendable {
     func commit(_ batch: [CacheCommit]) throws -> Set<Int>
     /// Forgets every range; new bytes will belong to `validator`.
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
+    /// Forgets every range of each file and its validator, in one transaction.
+    func reset(_ files: [(itemID: Int64, file: CacheFileKey)]) throws
     /// Another item's side file cached whole from `url`, which `itemID`'s may link.
     func wholeSideFile(url: String, excludingItem itemID: Int64) throws -> WholeSideFile?
     /// Claims all of `copy`'s bytes for `file`, whose cache file now links `copy`'s; false
@@ -81,6 +83,10 @@ final class StoreCacheIndex: CacheIndex {
 
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws {
         try store.resetCache(itemID: itemID, file: file, validator: validator)
+    }
+
+    func reset(_ files: [(itemID: Int64, file: CacheFileKey)]) throws {
+        try store.resetCache(files)
     }
 
     func wholeSideFile(url: String, excludingItem itemID: Int64) throws -> WholeSideFile? {

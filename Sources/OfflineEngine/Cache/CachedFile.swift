@@ -259,22 +259,33 @@ final class CachedFile: Sendable {
         state.withLock { s in s.fetches.values.contains { s.isLive($0) } }
     }
 
-    /// Forgets every byte (store first, then the file), once its transfers and waiters are
-    /// told: nothing here calls back. `linkLock` is held inside `commitLock` (the order a
-    /// side file's `takeWholeCopy` takes them in), so no copy is linked from these bytes
-    /// while they go.
-    func discardBytes(linkLock: borrowing Mutex<Void>) throws {
-        try commitLock.withLock { _ in
-            state.withLock { s in
-                s.startNewGeneration(validator: nil)
-                s.writeError = nil
-                s.restarts = 0
+    /// Forgets every byte of `files` (store first, in one transaction, then the files), once
+    /// their transfers and waiters are told: nothing here calls back. Every file's
+    /// `commitLock` is held, in one global order (as a batch flush takes them), so no commit
+    /// lands after the reset; `linkLock` inside them (the order a side file's `takeWholeCopy`
+    /// takes them in), so no copy is linked from these bytes while they go.
+    static func discardBytes(of files: [CachedFile], index: any CacheIndex, linkLock: borrowing Mutex<Void>) throws {
+        var seen = Set<ObjectIdentifier>()
+        let files = files.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        let ordered = files.sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
+        func discardLocked() throws {
+            for file in files {
+                file.state.withLock { s in
+                    s.startNewGeneration(validator: nil)
+                    s.writeError = nil
+                    s.restarts = 0
+                }
             }
             try linkLock.withLock { _ in
-                try index.reset(itemID: itemID, file: key, validator: nil)
-                try file.removeBytes()
+                try index.reset(files.map { ($0.itemID, $0.key) })
+                for file in files { try file.file.removeBytes() }
             }
         }
+        func lock(from position: Int) throws {
+            guard position < ordered.count else { return try discardLocked() }
+            try ordered[position].commitLock.withLock { _ in try lock(from: position + 1) }
+        }
+        try lock(from: 0)
     }
 
     /// After a write failure (a full disk): gives back the space of bytes written but never

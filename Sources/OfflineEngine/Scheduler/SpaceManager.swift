@@ -27,9 +27,9 @@ public struct SpaceManager: Sendable {
         }
     }
 
-    /// Items `keepWithinLimits` evicts at most per call: each costs a synced transaction, and
-    /// the scheduler thread must not stay away long.
-    static let evictionsPerCheck = 256
+    /// Items `keepWithinLimits` evicts at most per call: each costs a few store reads and a
+    /// file's removal (the commit is shared), and the scheduler thread must not stay away long.
+    static let evictionsPerCheck = 1_024
 
     /// Evicts until the cache is back under `cache-limit` and the disk above
     /// `free-space-reserve`, after programs streamed bytes past them, up to
@@ -56,6 +56,10 @@ public struct SpaceManager: Sendable {
     /// Evicts candidates (the first `candidates` the store gives), least recently used first,
     /// while `need` more bytes would not fit; tells `evicted` of each. Returns what still
     /// stops them, or nil.
+    ///
+    /// The victims that cover the shortfall go together, in one store transaction: a scan of
+    /// a library streams thousands of first windows a minute, more than one synced commit per
+    /// item keeps up with.
     private func evict(toFit need: Int64, excluding itemID: Int64?, policies: PolicySet, busy: Set<Int64>,
                        candidates limit: Int = .max, evicted: (Item, ItemErrorCode) -> Void) -> (ItemErrorCode, String)? {
         // The sum is a scan of every item: skipped when no cache-limit needs it.
@@ -71,18 +75,39 @@ public struct SpaceManager: Sendable {
                 // Streamed-only first; requested (downloaded on purpose) only with auto-purge.
                 candidates = usable.filter { !$0.requested } + (policies.autoPurge ? usable.filter { $0.requested && $0.state == .cached } : [])
             }
-            guard let victim = candidates?.first else { return (code, message) }
-            candidates?.removeFirst()
-            do {
-                try transfers.evict(itemID: victim.id)
-                if victim.requested { try store.setRequested(itemID: victim.id, false) }
+            // As many as cover the shortfall, were their bytes gone.
+            var victims: [Item] = []
+            var freed: Int64 = 0
+            while let next = candidates?.first,
+                  victims.isEmpty || shortfall(need: need, cached: cached - freed, policies: policies, freed: freed) != nil {
+                candidates?.removeFirst()
+                victims.append(next)
+                freed += next.bytesPresent
+            }
+            guard !victims.isEmpty else { return (code, message) }
+            for victim in evict(victims) {
                 evicted(victim, code)
                 cached -= victim.bytesPresent
-            } catch {
-                continue
             }
         }
         return nil
+    }
+
+    /// Evicts `victims` in one go; if that fails, one by one (a victim that cannot go does
+    /// not keep the others). Returns those evicted.
+    private func evict(_ victims: [Item]) -> [Item] {
+        do {
+            try transfers.evict(itemIDs: victims.map(\.id))
+        } catch {
+            return victims.filter { victim in (try? transfers.evict(itemID: victim.id)) != nil && unrequest(victim) }
+        }
+        return victims.filter(unrequest)
+    }
+
+    /// A requested item evicted is no longer requested; false if the store refused.
+    private func unrequest(_ victim: Item) -> Bool {
+        guard victim.requested else { return true }
+        return (try? store.setRequested(itemID: victim.id, false)) != nil
     }
 
     private func note(_ victim: Item, evictedFor code: ItemErrorCode) {
@@ -90,11 +115,13 @@ public struct SpaceManager: Sendable {
                                    message: "\(victim.fileName ?? victim.contentID): evicted for \(code.rawValue)")
     }
 
-    private func shortfall(need: Int64, cached: Int64, policies: PolicySet) -> (ItemErrorCode, String)? {
+    /// What stops `need` more bytes, if anything; `freed`: bytes about to be freed, counted
+    /// as free space already.
+    private func shortfall(need: Int64, cached: Int64, policies: PolicySet, freed: Int64 = 0) -> (ItemErrorCode, String)? {
         if let limit = policies.cacheLimit.bytes, cached + need > limit {
             return (.cacheLimit, "\(need) more bytes would pass cache-limit \(policies.cacheLimit) (\(cached) cached)")
         }
-        if let free = freeSpace(store.folder), free - need < policies.freeSpaceReserve {
+        if let free = freeSpace(store.folder).map({ $0 + freed }), free - need < policies.freeSpaceReserve {
             return (.noSpace, "\(need) more bytes would leave less than free-space-reserve \(ByteLimit.bytes(policies.freeSpaceReserve).description) free (\(free) free)")
         }
         return nil

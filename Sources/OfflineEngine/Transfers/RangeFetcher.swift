@@ -366,13 +366,32 @@ public final class RangeFetcher: Sendable {
 
     /// Forgets every cached byte of the file (store first, then disk) and stops its fetches.
     public func discard(itemID: Int64, file: CacheFileKey) throws {
-        let cached = try cachedFile(itemID: itemID, key: file)
-        cached.cancelAll(FetchError(.cancelled, "the cached bytes of item \(itemID) were discarded"))
+        try discard([(itemID, file)])
+    }
+
+    /// Forgets every cached byte of each file, all of them in one store transaction (evicting
+    /// hundreds of items costs one synced commit). A file that cannot be loaded is skipped
+    /// and its error thrown once the others are gone.
+    public func discard(_ targets: [(itemID: Int64, file: CacheFileKey)]) throws {
+        var firstError: (any Error)?
+        var cached: [CachedFile] = []
+        for target in targets {
+            do {
+                let file = try cachedFile(itemID: target.itemID, key: target.file)
+                file.cancelAll(FetchError(.cancelled, "the cached bytes of item \(target.itemID) were discarded"))
+                cached.append(file)
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
         // Waiters are told first: they may call back.
-        try cached.discardBytes(linkLock: sideFileLinks)
+        try CachedFile.discardBytes(of: cached, index: index, linkLock: sideFileLinks)
         // Its origin may change with its bytes (an HLS key names another rendition's URL
         // then): the next use loads the file anew.
-        files.withLock { $0.remove(FileID(itemID: itemID, key: file)) }
+        files.withLock { table in
+            for file in cached { table.remove(FileID(itemID: file.itemID, key: file.key)) }
+        }
+        if let firstError { throw firstError }
     }
 
     /// Frees what a failed write left unclaimed and allows writes again (see

@@ -40,18 +40,29 @@ public final class TransferEngine: Sendable {
     /// transfers stop, the store forgets the ranges before the bytes go, and the item is
     /// listed as remote again.
     public func evict(itemID: Int64, sideFiles: Bool = false) throws {
-        fetcher.cancel(itemID: itemID)
-        // An evicted HLS item keeps its playlists: its `.m3u8` stays listed with its size and
-        // plays at once (mpv takes a 0-byte playlist for a file being written, and waits).
-        try discardMedia(itemID: itemID, keepRendition: true)
-        if sideFiles, let item = try store.item(id: itemID) {
-            for file in Self.sideFiles(of: item) { try fetcher.discard(itemID: itemID, file: file) }
+        try evict(itemIDs: [itemID], sideFiles: sideFiles)
+    }
+
+    /// `evict(itemID:)` for many items, their bytes forgotten in one store transaction.
+    public func evict(itemIDs: [Int64], sideFiles: Bool = false) throws {
+        var files: [(itemID: Int64, file: CacheFileKey)] = []
+        for itemID in itemIDs {
+            fetcher.cancel(itemID: itemID)
+            // An evicted HLS item keeps its playlists: its `.m3u8` stays listed with its size and
+            // plays at once (mpv takes a 0-byte playlist for a file being written, and waits).
+            files += mediaFiles(itemID: itemID).map { (itemID, $0) }
+            if sideFiles, let item = try store.item(id: itemID) {
+                files += Self.sideFiles(of: item).map { (itemID, $0) }
+            }
         }
+        try fetcher.discard(files)
         // Only what changes is written: each write is a synced transaction, and evicting what
-        // programs streamed (never downloaded, still `discovered`) then costs one, the reset.
-        guard let item = try store.item(id: itemID) else { return }
-        if item.downloadedAt != nil { try store.setDownloaded(itemID: itemID, at: nil) }
-        if item.state != .discovered, item.state != .deleted { try store.setState(itemID: itemID, state: .discovered) }
+        // programs streamed (never downloaded, still `discovered`) then costs none more.
+        for itemID in itemIDs {
+            guard let item = try store.item(id: itemID) else { continue }
+            if item.downloadedAt != nil { try store.setDownloaded(itemID: itemID, at: nil) }
+            if item.state != .discovered, item.state != .deleted { try store.setState(itemID: itemID, state: .discovered) }
+        }
     }
 
     /// Starts the transfer and flusher threads, which otherwise start with the first transfer
