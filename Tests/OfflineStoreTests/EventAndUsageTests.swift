@@ -135,4 +135,22 @@ struct EventAndUsageTests {
             #expect(try store.licenceExpiries()[item.id] == TestClock.start.addingTimeInterval(-1))
         }
     }
+
+    @Test("The change token stays put for the note of streamed items evicted together, and moves for an item's eviction")
+    func changeTokenIgnoresStreamedEvictionNotes() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("film", type: .video, mime: "video/mp4")],
+                                       isComplete: true, now: TestClock.start)
+            let item = try #require(try store.item(source: "s", contentID: "film"))
+            let before = try store.changeToken()
+            _ = try store.appendEvent(kind: "evict", message: "40 streamed items (5242880 bytes): evicted for cache-limit")
+            #expect(try store.changeToken() == before)
+            _ = try store.appendEvent(kind: "evict", itemID: item.id, sourceID: source.id, message: "film.mp4: evicted for cache-limit")
+            let itemEvicted = try store.changeToken()
+            #expect(itemEvicted != before)
+            _ = try store.appendEvent(kind: "evict", message: "2 streamed items (4096 bytes): evicted for cache-limit")
+            #expect(try store.changeToken() == itemEvicted)
+        }
+    }
 }
