@@ -8,9 +8,10 @@ struct MountedBenchLibrary {
     let catalog: BenchCatalog
     let mount: ChildMount
     let mountpoint: String
+    let library: String
 
     init(items: Int, program: String, base: URL, origin: TestOrigin) throws {
-        let library = base.appendingPathComponent("library").path
+        library = base.appendingPathComponent("library").path
         mountpoint = base.appendingPathComponent("mnt").path
         catalog = try BenchCatalog(items: items, folder: base.appendingPathComponent("catalog"), origin: origin)
         BenchCatalog.serveMedia(0..<items, on: origin)

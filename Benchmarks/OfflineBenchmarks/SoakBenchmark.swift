@@ -56,7 +56,7 @@ struct SoakBenchmark {
         let (mount, mountpoint) = (bench.mount, bench.mountpoint)
         defer { try? mount.stop() }
         print("soak items \(items), minutes \(minutes), a sync asked every \(syncSeconds) s, cache-limit 256M")
-        print("minute rss_mib fds threads reads listings syncs failures")
+        print("minute rss_mib fds threads reads listings syncs failures cache_mib")
 
         let counters = Counters()
         let done = DispatchGroup()
@@ -79,9 +79,10 @@ struct SoakBenchmark {
             guard !mount.process.wait(deadline: 0) else { throw BenchmarkFailure("the mount ended: \(mount.process.result().stderr)") }
             let sample = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads)
             samples.append(sample)
-            print(String(format: "%d %.1f %d %d %d %d %d %d", minute, sample.rss, sample.fds, sample.threads,
+            print(String(format: "%d %.1f %d %d %d %d %d %d %.0f", minute, sample.rss, sample.fds, sample.threads,
                          counters.reads.load(ordering: .relaxed), counters.listings.load(ordering: .relaxed),
-                         counters.syncs.load(ordering: .relaxed), counters.failures.load(ordering: .relaxed)))
+                         counters.syncs.load(ordering: .relaxed), counters.failures.load(ordering: .relaxed),
+                         Self.diskMiB(bench.library + "/cache")))
             fflush(nil)  // each minute's line now, when stdout is a file
         }
         counters.stop.store(true, ordering: .relaxed)
@@ -96,6 +97,13 @@ struct SoakBenchmark {
         print("soak_fds \(steady.map(\.fds).min()!)...\(steady.map(\.fds).max()!) count")
         print("soak_threads \(steady.map(\.threads).min()!)...\(steady.map(\.threads).max()!) count")
         print("soak_failures \(counters.failures.load(ordering: .relaxed)) count")
+    }
+
+    /// The disk space the files under `folder` take (what `cache-limit` holds down), by `du`.
+    private static func diskMiB(_ folder: String) -> Double {
+        guard let result = try? ChildProcess.run(["du", "-sk", folder], deadline: 60), result.status == 0,
+              let kib = Double(result.stdout.prefix { !$0.isWhitespace }) else { return .nan }
+        return kib / 1024
     }
 
     /// Opens item after item and reads its first 4 KiB, round and round; not item 0, which
