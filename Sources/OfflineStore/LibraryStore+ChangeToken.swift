@@ -25,8 +25,10 @@ extension LibraryStore {
     ///
     /// The one event left out is the note of streamed items evicted together (kind `evict`,
     /// no item): what programs streamed goes and comes back every second while a library is
-    /// scanned past `cache-limit`, and a listing shows none of it (an item's bytes show in its
-    /// xattrs, read from the store). Counted, it rebuilt a large library's tree every second.
+    /// scanned past `cache-limit`, and a listing shows almost none of it (an item's bytes show
+    /// in its xattrs, read from the store; an unsubscribed source's item left with no byte
+    /// leaves its folder at the next rebuild). Counted, it rebuilt a large library's tree
+    /// every second.
     public func changeToken() throws -> StoreChangeToken {
         try read { db in
             let row = try Row.fetchOne(db, sql: """
