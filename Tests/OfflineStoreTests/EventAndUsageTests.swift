@@ -118,11 +118,7 @@ struct EventAndUsageTests {
 
     @Test("The change token moves when a licence's expiry changes, even without an event (the mount's tree checks expiry on open)")
     func changeTokenFollowsLicences() throws {
-        try withLibrary { store, _ throws in
-            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
-            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("film", type: .video, mime: "video/mp4")],
-                                       isComplete: true, now: TestClock.start)
-            let item = try #require(try store.item(source: "s", contentID: "film"))
+        try withOneFilm { store, item in
             let before = try store.changeToken()
             var licence = Licence(itemID: item.id, terms: LicenceTerms(kind: .rental, rentalDuration: 60),
                                   acquiredAt: TestClock.start, expiresAt: TestClock.start.addingTimeInterval(60))
@@ -138,19 +134,25 @@ struct EventAndUsageTests {
 
     @Test("The change token stays put for the note of streamed items evicted together, and moves for an item's eviction")
     func changeTokenIgnoresStreamedEvictionNotes() throws {
-        try withLibrary { store, _ throws in
-            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
-            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("film", type: .video, mime: "video/mp4")],
-                                       isComplete: true, now: TestClock.start)
-            let item = try #require(try store.item(source: "s", contentID: "film"))
+        try withOneFilm { store, item in
             let before = try store.changeToken()
             _ = try store.appendEvent(kind: "evict", message: "40 streamed items (5242880 bytes): evicted for cache-limit")
             #expect(try store.changeToken() == before)
-            _ = try store.appendEvent(kind: "evict", itemID: item.id, sourceID: source.id, message: "film.mp4: evicted for cache-limit")
+            _ = try store.appendEvent(kind: "evict", itemID: item.id, sourceID: item.sourceID, message: "film.mp4: evicted for cache-limit")
             let itemEvicted = try store.changeToken()
             #expect(itemEvicted != before)
             _ = try store.appendEvent(kind: "evict", message: "2 streamed items (4096 bytes): evicted for cache-limit")
             #expect(try store.changeToken() == itemEvicted)
+        }
+    }
+
+    /// A library with one source listing one video, "film".
+    private func withOneFilm(_ body: (LibraryStore, Item) throws -> Void) throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "s", feedURL: "https://s.example/")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("film", type: .video, mime: "video/mp4")],
+                                       isComplete: true, now: TestClock.start)
+            try body(store, try #require(try store.item(source: "s", contentID: "film")))
         }
     }
 }
