@@ -28,7 +28,8 @@ extension LibraryStore {
     /// scanned past `cache-limit`, and a listing shows almost none of it (an item's bytes show
     /// in its xattrs, read from the store; an unsubscribed source's item left with no byte
     /// leaves its folder at the next rebuild). Counted, it rebuilt a large library's tree
-    /// every second.
+    /// every second. The other events are indexed apart (`event_listed`, schema v11), so the
+    /// newest of them is one index look-up however many notes came after it.
     public func changeToken() throws -> StoreChangeToken {
         try read { db in
             let row = try Row.fetchOne(db, sql: """

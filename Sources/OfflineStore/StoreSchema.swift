@@ -18,6 +18,7 @@ enum StoreSchema {
         migrator.registerMigration("v8", migrate: v8)
         migrator.registerMigration("v9", migrate: v9)
         migrator.registerMigration("v10", migrate: v10)
+        migrator.registerMigration("v11", migrate: v11)
         return migrator
     }
 
@@ -259,5 +260,13 @@ enum StoreSchema {
                 WHERE file LIKE 'subtitle.%';
             CREATE INDEX cacheValidator_url ON cacheValidator(url) WHERE url IS NOT NULL;
             """)
+    }
+
+    /// v11: the events a listing may show, indexed by sequence, so the change token the mount
+    /// reads every second finds the newest of them at once (`LibraryStore.changeToken`):
+    /// during a long scan past `cache-limit` the newest events are all notes of streamed
+    /// items evicted, and without the index the token's query walked back over every one.
+    private static func v11(_ db: Database) throws {
+        try db.execute(sql: "CREATE INDEX event_listed ON event(seq) WHERE NOT (kind = 'evict' AND itemID IS NULL)")
     }
 }
