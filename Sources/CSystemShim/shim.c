@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 
 #include "csystem_shim.h"
 
@@ -17,4 +18,10 @@ int csystem_spawn_default_signals(posix_spawnattr_t *attributes, short flags) {
 
 int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
     return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
+void csystem_tune_malloc(int arenas, int mmap_threshold, int trim_threshold) {
+    if (!getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, arenas);
+    if (!getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    if (!getenv("MALLOC_TRIM_THRESHOLD_")) mallopt(M_TRIM_THRESHOLD, trim_threshold);
 }

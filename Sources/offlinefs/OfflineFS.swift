@@ -31,8 +31,11 @@ struct OfflineFS: ParsableCommand {
     static func main() {
         // Two malloc arenas, not eight per core: a mount's many short-lived and pooled
         // threads each take an arena, and every arena keeps its own high-water mark, so a
-        // mount on a busy machine grows for good (docs/decisions.md, "Two malloc arenas").
-        _ = csystem_limit_malloc_arenas(2)
+        // mount on a busy machine grows for good. Blocks of 256 KiB and more (a sync's pages,
+        // a tree's tables) are mapped on their own and go back whole when freed, instead of
+        // leaving holes in the heap that the next minute's smaller blocks pin
+        // (docs/decisions.md, "Malloc tuned for a long-running mount").
+        csystem_tune_malloc(2, 256 << 10, 1 << 20)
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -14,11 +14,11 @@ static inline int csystem_release_free_memory(void) {
     return malloc_trim(0);
 }
 
-/// Lets malloc make at most `count` arenas (glibc's default is eight per core). Called first
-/// thing, before any thread allocates.
-static inline int csystem_limit_malloc_arenas(int count) {
-    return mallopt(M_ARENA_MAX, count);
-}
+/// Sets malloc's `M_ARENA_MAX`, `M_MMAP_THRESHOLD` and `M_TRIM_THRESHOLD`, each unless the
+/// user set it through glibc's environment variable (`MALLOC_ARENA_MAX`, …). Called first
+/// thing, before any thread allocates. A fixed mmap threshold also stops glibc from raising
+/// it to the size of each large block freed.
+void csystem_tune_malloc(int arenas, int mmap_threshold, int trim_threshold);
 
 /// Makes a spawned child close every descriptor from `lowest` on, inherited by accident or
 /// not (glibc 2.34+: `posix_spawn_file_actions_addclosefrom_np`).
