@@ -150,23 +150,19 @@ public final class MountTree: Sendable {
         let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
         let thread = Thread { [self] in
             defer { threadDone.signal() }
-            var checks = 0
             while !stopped.load(ordering: .acquiring) {
                 if stopSignal.wait(timeout: .now() + seconds) == .success { break }
-                checks += 1
                 // Reads free what they allocate, but malloc keeps the pages it got back for
                 // later (it returns only the top of a heap by itself): a mount reading many
                 // items held ~20 MiB more by each minute's end. A rebuild gives them back;
-                // so does every tenth check without one.
-                if !refresh(changed: changed), checks % Self.checksPerRelease == 0 { csystem_release_free_memory() }
+                // so does every check without one, so what the mount holds at any moment is
+                // what it uses plus at most a check's worth of reads (docs/decisions.md).
+                if !refresh(changed: changed) { csystem_release_free_memory() }
             }
         }
         thread.name = "offlinefs-tree"
         thread.start()
     }
-
-    /// Checks between two releases of malloc's free memory when nothing was rebuilt.
-    static let checksPerRelease = 10
 
     /// Ends the refresher thread and waits for it.
     public func stop() {
