@@ -95,6 +95,24 @@ struct ProcessStats {
     var threads: Int { Int(statusKiB("Threads")) }
     var openDescriptors: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0 }
 
+    /// How many of its descriptors are sockets (connections to origins, open or kept idle).
+    var openSockets: Int {
+        let folder = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.count { (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0))?.hasPrefix("socket:") == true }
+    }
+
+    /// How many of its threads are libdispatch's workers, which it starts and ends as work
+    /// comes (their names end in "-qos" or "-qos.overcommit").
+    var dispatchWorkers: Int {
+        let folder = "/proc/\(pid)/task"
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return tasks.count { task in
+            let name = (try? String(contentsOfFile: folder + "/" + task + "/comm", encoding: .utf8)) ?? ""
+            return name.hasSuffix("-qos\n") || name.hasSuffix("-qos.overcommit\n")
+        }
+    }
+
     /// User and system CPU time in clock ticks.
     var cpuTicks: Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
