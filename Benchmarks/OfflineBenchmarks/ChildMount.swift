@@ -95,11 +95,13 @@ struct ProcessStats {
     var threads: Int { Int(statusKiB("Threads")) }
     var openDescriptors: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0 }
 
-    /// How many of its descriptors are sockets (connections to origins, open or kept idle).
-    var openSockets: Int {
+    /// Its open descriptors and, from the same listing, how many of them are sockets
+    /// (connections to origins, open or kept idle).
+    var descriptorsAndSockets: (all: Int, sockets: Int) {
         let folder = "/proc/\(pid)/fd"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.count { (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0))?.hasPrefix("socket:") == true }
+        let sockets = names.count { (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0))?.hasPrefix("socket:") == true }
+        return (names.count, sockets)
     }
 
     /// How many of its threads are libdispatch's workers, which it starts and ends as work

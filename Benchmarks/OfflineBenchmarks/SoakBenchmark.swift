@@ -78,8 +78,9 @@ struct SoakBenchmark {
             let due = start.addingTimeInterval(Double(minute) * 60)
             while Date() < due { usleep(UInt32(min(1, max(0, due.timeIntervalSinceNow)) * 1_000_000)) }
             guard !mount.process.wait(deadline: 0) else { throw BenchmarkFailure("the mount ended: \(mount.process.result().stderr)") }
-            let sample = (rss: stats.residentMiB, fds: stats.openDescriptors, threads: stats.threads,
-                          sockets: stats.openSockets, workers: stats.dispatchWorkers)
+            let descriptors = stats.descriptorsAndSockets
+            let sample = (rss: stats.residentMiB, fds: descriptors.all, threads: stats.threads,
+                          sockets: descriptors.sockets, workers: stats.dispatchWorkers)
             samples.append(sample)
             print(String(format: "%d %.1f %d %d %d %d %d %d %.0f %d %d", minute, sample.rss, sample.fds, sample.threads,
                          counters.reads.load(ordering: .relaxed), counters.listings.load(ordering: .relaxed),
