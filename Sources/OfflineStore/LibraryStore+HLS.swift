@@ -39,6 +39,11 @@ extension LibraryStore {
         }
     }
 
+    /// The items that have a chosen rendition.
+    public func hlsStreamItemIDs() throws -> Set<Int64> {
+        try read { db in Set(try Int64.fetchAll(db, sql: "SELECT itemID FROM hlsStream")) }
+    }
+
     /// Forgets an HLS item's chosen rendition (its cached files go separately).
     public func removeHLSStream(itemID: Int64) throws {
         try write { db in try db.execute(sql: "DELETE FROM hlsStream WHERE itemID = ?", arguments: [itemID]) }

@@ -13,10 +13,17 @@ import Synchronization
 public final class HLSStreams: Sendable {
     let store: LibraryStore
     private let resolver: HLSResolver
-    /// Chosen renditions by item; nil: the store has none (so a listing of many HLS items nobody
-    /// opened reads the store once per item, not once per `getattr`). This registry is the
-    /// only writer of the store's records while an engine runs, so it is never stale.
-    private let streams = Mutex<[Int64: HLSStream?]>([:])
+    /// The items that have a chosen rendition, read from the store once, and the renditions
+    /// read so far. This registry is the only writer of the store's records while an engine
+    /// runs, so it is never stale; an item not among them has none without a store read (a
+    /// listing of many HLS items nobody opened, every item an eviction asks about), and what
+    /// is kept grows with the HLS items that have a rendition, not with the items asked about.
+    private let streams = Mutex(Known())
+    private struct Known {
+        /// Nil until first read (or when that read failed: every look-up asks the store).
+        var withStream: Set<Int64>?
+        var loaded: [Int64: HLSStream] = [:]
+    }
     /// One resolution at a time: two readers opening the same new playlist fetch it once.
     private let resolving = Mutex<Void>(())
     private let background = DispatchQueue(label: "offlinefs.hls-resolve", attributes: .concurrent)
@@ -29,9 +36,17 @@ public final class HLSStreams: Sendable {
 
     /// The item's chosen rendition if there is one (memory, else the store). No network.
     public func stream(itemID: Int64) -> HLSStream? {
-        if let known = streams.withLock({ $0[itemID] }) { return known }
+        let known = streams.withLock { known -> (stream: HLSStream?, hasNone: Bool) in
+            // One read of a few ids, under this leaf lock, so no choice lands between it and its use.
+            if known.withStream == nil { known.withStream = try? store.hlsStreamItemIDs() }
+            return (known.loaded[itemID], known.withStream.map { !$0.contains(itemID) } ?? false)
+        }
+        if let stream = known.stream { return stream }
+        if known.hasNone { return nil }
         let stream = (try? store.hlsStream(itemID: itemID)).flatMap { $0 }.flatMap { try? HLSStream(record: $0) }
-        streams.withLock { $0[itemID] = .some(stream) }
+        streams.withLock { known in
+            if let stream { known.loaded[itemID] = stream } else { known.withStream?.remove(itemID) }
+        }
         return stream
     }
 
@@ -56,7 +71,10 @@ public final class HLSStreams: Sendable {
             do { try store.putHLSStream(record) } catch {
                 throw HLSFailure(.downloadFailed, "library database: \(error)")
             }
-            streams.withLock { $0[itemID] = stream }
+            streams.withLock { known in
+                known.loaded[itemID] = stream
+                known.withStream?.insert(itemID)
+            }
             if item.state != .cached, let estimate = record.estimatedSize, item.size != estimate {
                 // The estimate is the size `status`, xattrs and the policies see until every
                 // segment is here and the exact count replaces it.
@@ -100,8 +118,17 @@ public final class HLSStreams: Sendable {
 
     /// Forgets the item's chosen rendition (store and memory).
     public func forget(itemID: Int64) {
-        streams.withLock { $0[itemID] = .some(nil) }
+        // The store first: a look-up in between then finds no record to load.
         try? store.removeHLSStream(itemID: itemID)
+        streams.withLock { known in
+            known.loaded[itemID] = nil
+            known.withStream?.remove(itemID)
+        }
+    }
+
+    /// How many items the registry holds anything for (tests).
+    var itemsKept: Int {
+        streams.withLock { Set($0.loaded.keys).union($0.withStream ?? []).count }
     }
 
     /// Origin URL of an HLS cache file (`hls.<n>`), for the range fetcher.
