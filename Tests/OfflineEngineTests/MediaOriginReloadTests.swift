@@ -100,4 +100,26 @@ import Testing
         #expect(index.origin(itemID: 1) == nil)
         #expect(waitForReads(fake, 2, index: index, itemID: 1)?.url == "http://127.0.0.1/a")
     }
+
+    @Test func itemsForgottenPastTheLimitMakeItReadAgainInsteadOfGrowing() throws {
+        let changes = CatalogChanges()
+        let fake = FakeRead()
+        fake.rows = (1...5000).map { (Int64($0), "https://cdn.example/\($0).mp4") }
+        let index = MediaOriginIndex(changes: changes, read: { try fake.read($0) })
+        index.load()
+        let limit = MediaOriginIndex.maxForgotten(entries: 5000)
+        #expect(limit == 4096)
+        // Given as many items forgotten as it keeps: they answer nothing, the others still answer
+        for id in 1...Int64(limit) { index.forget(itemID: id) }
+        #expect(index.origin(itemID: 1) == nil)
+        #expect(index.origin(itemID: 5000)?.url == "https://cdn.example/5000.mp4")
+        #expect(fake.calls == 1)
+        // When one more is forgotten, the table goes, and the next look-up reads the store again
+        index.forget(itemID: 4097)
+        #expect(index.origin(itemID: 5000) == nil)
+        // Then the new read answers for every item again, the forgotten ones among them
+        #expect(waitForReads(fake, 2, index: index, itemID: 1)?.url == "https://cdn.example/1.mp4")
+        #expect(index.origin(itemID: 4097)?.url == "https://cdn.example/4097.mp4")
+        #expect(fake.calls == 2)
+    }
 }

@@ -82,6 +82,8 @@ final class MediaOriginIndex: Sendable {
         /// Emptied when a read starts (it reads those bytes too), so it holds at most the
         /// items touched since.
         var forgotten: Set<Int64> = []
+        /// `forgotten` outgrew `maxForgotten`: the table was dropped and the next look-up reads again.
+        var outgrown = false
     }
     private let state = Mutex(State())  // leaf lock
     private let changes: CatalogChanges
@@ -104,8 +106,9 @@ final class MediaOriginIndex: Sendable {
             if let generation = s.generation, generation == now {
                 return (s.forgotten.contains(itemID) ? nil : s.table, false)
             }
-            guard !s.loading, let attempted = s.attempted, attempted != now else { return (nil, false) }
+            guard !s.loading, s.outgrown || s.attempted.map({ $0 != now }) ?? false else { return (nil, false) }
             s.loading = true
+            s.outgrown = false
             s.attempted = now
             s.generation = nil
             s.table = Table()
@@ -122,9 +125,26 @@ final class MediaOriginIndex: Sendable {
 
     /// The item's media may have cached bytes now: its origin is no longer answered from
     /// memory (the store's record of those bytes is read instead).
+    ///
+    /// A mount whose catalog does not change for weeks would remember every item ever read
+    /// here: past `maxForgotten` the table is dropped instead and read again at the next
+    /// look-up, which starts `forgotten` anew.
     func forget(itemID: Int64) {
-        state.withLock { _ = $0.forgotten.insert(itemID) }
+        state.withLock { s in
+            // With no table and none being read, there is nothing to correct: the next read starts afresh.
+            guard s.generation != nil || s.loading else { return }
+            guard s.forgotten.insert(itemID).inserted, s.generation != nil,
+                  s.forgotten.count > Self.maxForgotten(entries: s.table.ids.count) else { return }
+            s.generation = nil
+            s.table = Table()
+            s.forgotten = []
+            s.outgrown = true
+        }
     }
+
+    /// How many items may be forgotten before the table is read again: an eighth of its
+    /// entries (a read costs about a look-up of each), at least 4,096.
+    static func maxForgotten(entries: Int) -> Int { max(4096, entries / 8) }
 
     /// Reads the store (blocking) and keeps what it read unless the catalog changed meanwhile.
     func load() {
@@ -133,6 +153,7 @@ final class MediaOriginIndex: Sendable {
             s.loading = true
             s.attempted = generation
             s.forgotten = []
+            s.outgrown = false
         }
         var table = Table()
         var policies: [String: Bool] = [:]  // by feed URL: a handful of sources
