@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(name: "OfflineHTTPTests", dependencies: ["OfflineHTTP", "OfflineTestSupport"], swiftSettings: swiftSettings),
         // CFuseShim: the tests call getxattr(2)/listxattr(2) directly (not in Swift's Glibc module).
         .testTarget(name: "OfflineFUSETests", dependencies: ["OfflineFUSE", "OfflineTestSupport", "CFuseShim"], swiftSettings: swiftSettings),
-        .testTarget(name: "OfflineStoreTests", dependencies: ["OfflineStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineStoreTests", dependencies: ["OfflineStore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
         .testTarget(
             name: "OfflineFeedsTests", dependencies: ["OfflineFeeds"],
             resources: [.copy("Fixtures")], swiftSettings: swiftSettings

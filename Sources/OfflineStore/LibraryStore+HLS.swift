@@ -91,13 +91,14 @@ extension LibraryStore {
     /// The source's HLS items in the catalog that have a playlist URL but no chosen rendition
     /// yet: what a sync prepares (`HLSPreparation`).
     public func hlsItemsWithoutStream(sourceID: Int64) throws -> [Int64] {
-        try read { db in
-            try Int64.fetchAll(db, sql: """
-                SELECT id FROM item
-                WHERE sourceID = ? AND type = 'hls' AND state <> 'deleted' AND mediaURL IS NOT NULL
-                    AND id NOT IN (SELECT itemID FROM hlsStream)
-                ORDER BY id
-                """, arguments: [sourceID])
-        }
+        try read { db in try Int64.fetchAll(db, sql: Self.hlsItemsWithoutStreamSQL, arguments: [sourceID]) }
     }
+
+    /// Asked at every sync: through `item_hls` it reads the source's HLS items only.
+    static let hlsItemsWithoutStreamSQL = """
+        SELECT id FROM item
+        WHERE sourceID = ? AND type = 'hls' AND state <> 'deleted' AND mediaURL IS NOT NULL
+            AND id NOT IN (SELECT itemID FROM hlsStream)
+        ORDER BY id
+        """
 }

@@ -19,6 +19,7 @@ enum StoreSchema {
         migrator.registerMigration("v9", migrate: v9)
         migrator.registerMigration("v10", migrate: v10)
         migrator.registerMigration("v11", migrate: v11)
+        migrator.registerMigration("v12", migrate: v12)
         return migrator
     }
 
@@ -268,5 +269,12 @@ enum StoreSchema {
     /// items evicted, and without the index the token's query walked back over every one.
     private static func v11(_ db: Database) throws {
         try db.execute(sql: "CREATE INDEX event_listed ON event(seq) WHERE NOT (kind = 'evict' AND itemID IS NULL)")
+    }
+
+    /// v12: a source's HLS items, indexed apart. Every sync, a `304` one too, asks which of
+    /// them still need a rendition (`hlsItemsWithoutStream`); without the index that walked
+    /// every item of the source (72 ms and 2 MiB of page cache at 100,000 items).
+    private static func v12(_ db: Database) throws {
+        try db.execute(sql: "CREATE INDEX item_hls ON item(sourceID) WHERE type = 'hls'")
     }
 }

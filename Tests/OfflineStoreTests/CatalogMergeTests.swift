@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GRDB
 @testable import OfflineStore
 
 @Suite("Catalog merge")
@@ -241,6 +242,34 @@ struct CatalogMergeTests {
             #expect(Set(listing.compactMap(\.item.fileName)).count == 100_000)
             #expect(try store.items(matching: ItemFilter(categoryPath: ["news"])).count == 50_000) // with news/local
             #expect(try store.items(matching: ItemFilter(categoryPath: ["news", "local"])).count == 25_000)
+        }
+    }
+}
+
+@Suite("HLS items a sync prepares")
+struct HLSItemsWithoutStreamTests {
+    /// Every sync asks (a `304` one too): at a million items, walking the source took most
+    /// of an unchanged catalog's sync.
+    @Test("are the source's HLS items without a rendition, read through their own index")
+    func foundThroughTheirIndex() throws {
+        try withLibrary { store, _ throws in
+            let news = try store.addSource(name: "news", feedURL: "https://news.example/c.json")
+            let other = try store.addSource(name: "other", feedURL: "https://other.example/c.json")
+            func stream(_ id: String) -> CatalogEntry { entry(id, type: .hls, mime: "application/vnd.apple.mpegurl") }
+            _ = try store.mergeCatalog(sourceID: news.id, title: nil,
+                                       entries: (0..<300).map { entry("video-\($0)") } + [stream("live-1"), stream("live-2")],
+                                       isComplete: true, now: TestClock.start)
+            _ = try store.mergeCatalog(sourceID: other.id, title: nil, entries: [stream("live-3")],
+                                       isComplete: true, now: TestClock.start)
+            let expected = try ["live-1", "live-2"].map { try #require(try store.item(source: "news", contentID: $0)).id }
+
+            #expect(try store.hlsItemsWithoutStream(sourceID: news.id) == expected.sorted())
+            let plan = try store.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + LibraryStore.hlsItemsWithoutStreamSQL, arguments: [news.id])
+                    .map { $0["detail"] as String }
+            }
+            #expect(plan.contains { $0.contains("USING INDEX item_hls") }, "\(plan)")
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
         }
     }
 }
