@@ -13,6 +13,16 @@ extension LibraryStore {
         }
     }
 
+    /// The ids of the `limit` items of `sourceID` in `state` added last (newest first): what a
+    /// sync just added, without reading every other item in that state.
+    public func newestItemIDs(sourceID: Int64, state: ItemState, limit: Int) throws -> [Int64] {
+        try read { db in
+            try Int64.fetchAll(db, sql: """
+                SELECT id FROM item WHERE sourceID = ? AND state = ? ORDER BY addedAt DESC, id DESC LIMIT ?
+                """, arguments: [sourceID, state.rawValue, limit])
+        }
+    }
+
     /// Media bytes in the cache, every item together (what `cache-limit` caps).
     public func totalBytesPresent() throws -> Int64 {
         try read { db in try Int64.fetchOne(db, sql: "SELECT ifnull(sum(bytesPresent), 0) FROM item") ?? 0 }

@@ -273,3 +273,24 @@ struct HLSItemsWithoutStreamTests {
         }
     }
 }
+
+@Suite("Items a sync just added")
+struct NewestItemsTests {
+    @Test("are the source's newest in that state, newest first, and no more than asked")
+    func newestOfTheSource() throws {
+        try withLibrary { store, _ throws in
+            let news = try store.addSource(name: "news", feedURL: "https://news.example/c.json")
+            let other = try store.addSource(name: "other", feedURL: "https://other.example/c.json")
+            let later = TestClock.start.addingTimeInterval(3600)
+            _ = try store.mergeCatalog(sourceID: news.id, title: nil, entries: ["a", "b", "c"].map { entry($0) },
+                                       isComplete: true, now: TestClock.start)
+            _ = try store.mergeCatalog(sourceID: news.id, title: nil, entries: ["a", "b", "c", "d", "e"].map { entry($0) },
+                                       isComplete: true, now: later)
+            _ = try store.mergeCatalog(sourceID: other.id, title: nil, entries: [entry("f")], isComplete: true, now: later)
+            func id(_ contentID: String) throws -> Int64 { try #require(try store.item(source: "news", contentID: contentID)).id }
+
+            #expect(try store.newestItemIDs(sourceID: news.id, state: .discovered, limit: 2) == [try id("e"), try id("d")])
+            #expect(try store.newestItemIDs(sourceID: news.id, state: .queued, limit: 2) == [])
+        }
+    }
+}

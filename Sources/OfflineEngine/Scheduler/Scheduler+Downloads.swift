@@ -78,7 +78,7 @@ extension Scheduler {
                 s.running[item.id] = now
                 return true
             }
-            if started { spawn("offlinefs.download") { [self] in runDownload(item) } }
+            if started { spawn("ofs-download") { [self] in runDownload(item) } }
         }
     }
 
@@ -236,15 +236,16 @@ extension Scheduler {
         guard let merge = report.merged else { return }
         for id in merge.resolvedPendingItemIDs { _ = try? store.setState(itemID: id, state: .queued) }
         guard merge.added > 0, let behavior = try? store.policy(.downloadBehavior), behavior != .none,
-              let fresh = try? store.items(inStates: [.discovered]) else { return }
-        let newest = fresh.sorted { $0.addedAt > $1.addedAt }.prefix(merge.added)
-        for item in newest {
+              let source = try? store.source(named: report.sourceName),
+              let added = try? store.newestItemIDs(sourceID: source.id, state: .discovered, limit: merge.added)
+        else { return }
+        for id in added {
             switch behavior {
             case .auto:
-                try? store.setRequested(itemID: item.id, true)
-                _ = try? store.setState(itemID: item.id, state: .queued)
+                try? store.setRequested(itemID: id, true)
+                _ = try? store.setState(itemID: id, state: .queued)
             case .thumbnails:
-                downloadSideFiles(item, thumbnailOnly: true)
+                if let item = try? store.item(id: id) { downloadSideFiles(item, thumbnailOnly: true) }
             case .none:
                 break
             }
