@@ -60,7 +60,7 @@ let package = Package(
         // Bindings and layers
         .target(
             name: "OfflineHTTP",
-            dependencies: ["CCurlShim", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CCurlShim", "CSystemShim", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -70,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "OfflineFUSE",
-            dependencies: ["CFuseShim"],
+            dependencies: ["CFuseShim", "CSystemShim"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -104,15 +104,17 @@ struct ProcessStats {
         return (names.count, sockets)
     }
 
-    /// How many of its threads are libdispatch's workers, which it starts and ends as work
-    /// comes (their names end in "-qos" or "-qos.overcommit").
-    var dispatchWorkers: Int {
+    /// How many of its threads belong to pools that grow and shrink with the work: libdispatch's
+    /// workers (their names end in "-qos" or "-qos.overcommit") and libfuse's (named like the
+    /// process: they inherit the name of the main thread, which starts them; the mount's own
+    /// threads name themselves).
+    var pooledThreads: (dispatch: Int, fuse: Int) {
         let folder = "/proc/\(pid)/task"
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return tasks.count { task in
-            let name = (try? String(contentsOfFile: folder + "/" + task + "/comm", encoding: .utf8)) ?? ""
-            return name.hasSuffix("-qos\n") || name.hasSuffix("-qos.overcommit\n")
-        }
+        func name(_ task: String) -> String { (try? String(contentsOfFile: folder + "/" + task + "/comm", encoding: .utf8)) ?? "" }
+        let process = name(String(pid))
+        let names = tasks.filter { $0 != String(pid) }.map(name)
+        return (names.count { $0.hasSuffix("-qos\n") || $0.hasSuffix("-qos.overcommit\n") }, names.count { $0 == process })
     }
 
     /// User and system CPU time in clock ticks.

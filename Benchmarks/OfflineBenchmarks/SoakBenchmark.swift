@@ -56,8 +56,8 @@ struct SoakBenchmark {
         let (mount, mountpoint) = (bench.mount, bench.mountpoint)
         defer { try? mount.stop() }
         print("soak items \(items), minutes \(minutes), a sync asked every \(syncSeconds) s, cache-limit 256M")
-        // `sockets` are among `fds`, `workers` (libdispatch's) among `threads`.
-        print("minute rss_mib fds threads reads listings syncs failures cache_mib sockets workers")
+        // `sockets` are among `fds`; `workers` (libdispatch's) and `fuse` (libfuse's) among `threads`.
+        print("minute rss_mib fds threads reads listings syncs failures cache_mib sockets workers fuse")
 
         let counters = Counters()
         let done = DispatchGroup()
@@ -70,7 +70,7 @@ struct SoakBenchmark {
         start { [syncSeconds] in Self.askForSyncs(every: syncSeconds, in: mountpoint, counters) }
 
         let stats = ProcessStats(pid: mount.pid)
-        var samples: [(rss: Double, fds: Int, threads: Int, sockets: Int, workers: Int)] = []
+        var samples: [(rss: Double, fds: Int, threads: Int, sockets: Int, workers: Int, fuse: Int)] = []
         let start = Date()
         for minute in 1...minutes {
             // The catalog's first page changes once a minute: the next sync merges it all.
@@ -79,13 +79,14 @@ struct SoakBenchmark {
             while Date() < due { usleep(UInt32(min(1, max(0, due.timeIntervalSinceNow)) * 1_000_000)) }
             guard !mount.process.wait(deadline: 0) else { throw BenchmarkFailure("the mount ended: \(mount.process.result().stderr)") }
             let descriptors = stats.descriptorsAndSockets
+            let pools = stats.pooledThreads
             let sample = (rss: stats.residentMiB, fds: descriptors.all, threads: stats.threads,
-                          sockets: descriptors.sockets, workers: stats.dispatchWorkers)
+                          sockets: descriptors.sockets, workers: pools.dispatch, fuse: pools.fuse)
             samples.append(sample)
-            print(String(format: "%d %.1f %d %d %d %d %d %d %.0f %d %d", minute, sample.rss, sample.fds, sample.threads,
+            print(String(format: "%d %.1f %d %d %d %d %d %d %.0f %d %d %d", minute, sample.rss, sample.fds, sample.threads,
                          counters.reads.load(ordering: .relaxed), counters.listings.load(ordering: .relaxed),
                          counters.syncs.load(ordering: .relaxed), counters.failures.load(ordering: .relaxed),
-                         Self.diskMiB(bench.library + "/cache"), sample.sockets, sample.workers))
+                         Self.diskMiB(bench.library + "/cache"), sample.sockets, sample.workers, sample.fuse))
             fflush(nil)  // each minute's line now, when stdout is a file
         }
         counters.stop.store(true, ordering: .relaxed)
@@ -99,10 +100,11 @@ struct SoakBenchmark {
                      samples.count - steady.count + 1, samples.count, rss.min()!, rss.max()!))
         print("soak_fds \(steady.map(\.fds).min()!)...\(steady.map(\.fds).max()!) count")
         print("soak_threads \(steady.map(\.threads).min()!)...\(steady.map(\.threads).max()!) count")
-        // Without the sockets and libdispatch's workers: what the mount itself holds open and runs.
-        let own = (fds: steady.map { $0.fds - $0.sockets }, threads: steady.map { $0.threads - $0.workers })
+        // Without the sockets and the pools' workers: what the mount itself holds open and runs.
+        let own = (fds: steady.map { $0.fds - $0.sockets }, threads: steady.map { $0.threads - $0.workers - $0.fuse })
         print("soak_fds_without_sockets \(own.fds.min()!)...\(own.fds.max()!) count")
-        print("soak_threads_without_dispatch_workers \(own.threads.min()!)...\(own.threads.max()!) count")
+        print("soak_fuse_workers \(steady.map(\.fuse).min()!)...\(steady.map(\.fuse).max()!) count")
+        print("soak_threads_without_pool_workers \(own.threads.min()!)...\(own.threads.max()!) count")
         print("soak_failures \(counters.failures.load(ordering: .relaxed)) count")
     }
 

@@ -2,8 +2,10 @@
 // declarations (_GNU_SOURCE, before any system header) is here.
 #define _GNU_SOURCE
 #include <signal.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "csystem_shim.h"
 
@@ -24,4 +26,11 @@ void csystem_tune_malloc(int arenas, int mmap_threshold, int trim_threshold) {
     if (!getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, arenas);
     if (!getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, mmap_threshold);
     if (!getenv("MALLOC_TRIM_THRESHOLD_")) mallopt(M_TRIM_THRESHOLD, trim_threshold);
+}
+
+void csystem_name_this_thread(const char *name) {
+    char kept[16];
+    strncpy(kept, name, sizeof kept - 1);
+    kept[sizeof kept - 1] = 0;
+    pthread_setname_np(pthread_self(), kept);
 }

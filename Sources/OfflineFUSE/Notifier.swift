@@ -1,3 +1,4 @@
+import CSystemShim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -97,6 +98,7 @@ public final class Notifier: Sendable {
         let box = Unmanaged.passRetained(self).toOpaque()
         var id = pthread_t()
         let rc = pthread_create(&id, nil, { argument in
+            csystem_name_this_thread("ofs-notifier")
             let notifier = Unmanaged<Notifier>.fromOpaque(argument!).takeRetainedValue()
             notifier.runLoop()
             return nil

@@ -148,7 +148,8 @@ public final class MountTree: Sendable {
                                 changed: @escaping @Sendable (TreeSnapshot, TreeSnapshot) -> Void) {
         guard !threadStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        let thread = Thread { [self] in
+        Thread { [self] in
+            csystem_name_this_thread("ofs-tree")
             defer { threadDone.signal() }
             while !stopped.load(ordering: .acquiring) {
                 if stopSignal.wait(timeout: .now() + seconds) == .success { break }
@@ -159,9 +160,7 @@ public final class MountTree: Sendable {
                 // what it uses plus at most a check's worth of reads (docs/decisions.md).
                 if !refresh(changed: changed) { csystem_release_free_memory() }
             }
-        }
-        thread.name = "offlinefs-tree"
-        thread.start()
+        }.start()
     }
 
     /// Ends the refresher thread and waits for it.

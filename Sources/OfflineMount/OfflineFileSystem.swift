@@ -1,3 +1,4 @@
+import CSystemShim
 import Dispatch
 public import Foundation
 public import Logging
@@ -128,10 +129,10 @@ public final class OfflineFileSystem: FileSystemOperations {
         if let backingFiles { openFiles.passthrough.attach(backingFiles) }
         let built = DispatchSemaphore(value: 0)
         let builder = Thread { [tree] in
+            csystem_name_this_thread("ofs-tree-first")
             tree.refresh(force: true)
             built.signal()
         }
-        builder.name = "offlinefs-tree-first"
         builder.start()
         let ready = alongside()
         built.wait()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystemShim
 import Foundation
 import Logging
 import OfflineEngine
@@ -90,6 +91,7 @@ struct MountRunner {
         // that nothing waits for; without root it fails and the kernel's default stays.
         let readAhead = mountOptions.maxRead / 1024
         Thread {
+            csystem_name_this_thread("ofs-read-ahead")
             if let error = session.setReadAhead(kilobytes: readAhead) {
                 logger.debug("kernel read-ahead of \(mountpoint) left at its default: \(error)")
             }

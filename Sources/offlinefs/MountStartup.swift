@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Logging
 import OfflineEngine
@@ -42,12 +43,11 @@ final class MountStartup: Sendable {
     var failure: String? { failureMessage.withLock { $0 } }
 
     func begin() {
-        let thread = Thread { [self] in
+        Thread { [self] in
+            csystem_name_this_thread("ofs-startup")
             defer { done.signal() }
             run()
-        }
-        thread.name = "offlinefs.startup"
-        thread.start()
+        }.start()
     }
 
     /// Waits for the start-up thread (the session may end while it still loads the tree).

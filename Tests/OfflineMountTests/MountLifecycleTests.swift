@@ -118,3 +118,28 @@ struct LargeListingTests {
     }
 }
 }
+
+/// `ps -L`, `top -H` and `perf` show a mount's threads by name: each says what it does.
+extension RealMounts {
+@Suite(.enabled(if: FUSEAvailability.hasDevFuse, "no /dev/fuse"),
+       .enabled(if: FUSEAvailability.hasFusermount, "no fusermount3 in PATH"))
+struct DaemonThreadNameTests {
+    @Test func theMountsThreadsAreNamedForTheirWork() throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            // Given a read that went to the origin (the transfer thread starts with the first)
+            let data = FileManager.default.contents(atPath: fixture.path("sources/acme/\(StandardLibrary.launch)"))
+            #expect(data == fixture.originBytes(library.items["ep-001"]!))
+            // Then the tree's, the scheduler's and the transfers' threads go by their names
+            let tasks = "/proc/\(mount.daemon.pid)/task"
+            let names = try FileManager.default.contentsOfDirectory(atPath: tasks).map {
+                (try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) ?? ""
+            }
+            for name in ["ofs-tree", "ofs-scheduler", "ofs-transfers", "ofs-flusher"] {
+                #expect(names.contains(name), "\(names)")
+            }
+        }
+    }
+}
+}

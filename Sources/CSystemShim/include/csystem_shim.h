@@ -14,6 +14,11 @@ static inline int csystem_release_free_memory(void) {
     return malloc_trim(0);
 }
 
+/// Names the calling thread as `ps -L`, `top -H`, `perf` and the soak bench show it (the
+/// kernel keeps 15 bytes; longer names are cut). Foundation's `Thread.name` does not reach
+/// the kernel on Linux, so threads name themselves first thing.
+void csystem_name_this_thread(const char *name);
+
 /// Sets malloc's `M_ARENA_MAX`, `M_MMAP_THRESHOLD` and `M_TRIM_THRESHOLD`, each unless the
 /// user set it through glibc's environment variable (`MALLOC_ARENA_MAX`, …). Called first
 /// thing, before any thread allocates. A fixed mmap threshold also stops glibc from raising

@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 
 /// Batches the "flush, then claim" step of every item file on a thread of its own:
@@ -24,9 +25,10 @@ final class Flusher: @unchecked Sendable {
     private func startThreadIfNeeded() {  // with condition held
         guard !started else { return }
         started = true
-        let thread = Thread { [self] in run() }
-        thread.name = "offlinefs.flusher"
-        thread.start()
+        Thread { [self] in
+            csystem_name_this_thread("ofs-flusher")
+            run()
+        }.start()
     }
 
     /// Starts the thread now rather than with the first flush (which a reader's first bytes

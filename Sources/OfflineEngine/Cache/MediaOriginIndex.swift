@@ -116,9 +116,10 @@ final class MediaOriginIndex: Sendable {
             return (nil, true)
         }
         if reload {
-            let thread = Thread { [self] in load() }
-            thread.name = "offlinefs.media-origins"
-            thread.start()
+            Thread { [self] in
+                csystem_name_this_thread("ofs-origins")
+                load()
+            }.start()
         }
         return table?.origin(itemID: itemID)
     }

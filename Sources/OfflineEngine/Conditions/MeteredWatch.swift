@@ -1,3 +1,4 @@
+import CSystemShim
 import Dispatch
 import Foundation
 import OfflineDBus
@@ -48,12 +49,11 @@ final class MeteredWatch: Sendable {
             defer { s.started = true }
             return !s.started && !s.stopped
         }) else { return }
-        let thread = Thread { [self] in
+        Thread { [self] in
+            csystem_name_this_thread("ofs-dbus")
             follow(wakeup)
             finished.signal()
-        }
-        thread.name = "offlinefs.dbus"
-        thread.start()
+        }.start()
         _ = firstAnswer.wait(timeout: .now() + settings.firstAnswerWait)
     }
 

@@ -54,12 +54,11 @@ public final class HookRunner: Sendable {
         }
         guard first else { return }
         let from = (try? store.lastEventSeq()) ?? 0
-        let thread = Thread { [self] in
+        Thread { [self] in
+            csystem_name_this_thread("ofs-hooks")
             follow(from: from)
             done.signal()
-        }
-        thread.name = "offlinefs.hooks"
-        thread.start()
+        }.start()
     }
 
     /// Stops after the run in progress, if any (bounded by `timeout`).

@@ -240,7 +240,7 @@ public struct LibraryCommands: CommandPerformer {
             }
         }
         guard let engine else { return try work() }
-        engine.scheduler.spawn("offlinefs.renew") {
+        engine.scheduler.spawn("ofs-renew") {
             _ = try? work()
             engine.scheduler.poke()
         }

@@ -1,3 +1,4 @@
+import CSystemShim
 import Dispatch
 import Foundation
 import OfflineHTTP
@@ -85,7 +86,8 @@ public final class Scheduler: Sendable {
         }
         guard first else { return }
         metered.start()
-        let thread = Thread { [self] in
+        Thread { [self] in
+            csystem_name_this_thread("ofs-scheduler")
             while true {
                 wake.wait()
                 let (stopped, request) = state.withLock { ($0.stopped, $0.tickRequests) }
@@ -95,9 +97,7 @@ public final class Scheduler: Sendable {
                 for listener in tickListeners.withLock({ $0 }) { listener() }
             }
             loopDone.signal()
-        }
-        thread.name = "offlinefs.scheduler"
-        thread.start()
+        }.start()
         poke()
     }
 
@@ -316,7 +316,7 @@ public final class Scheduler: Sendable {
                 if due != .distantFuture { wakeAt.append(due) }
                 continue
             }
-            spawn("offlinefs.lookup") { [self] in runLookup(item) }
+            spawn("ofs-lookup") { [self] in runLookup(item) }
         }
     }
 
@@ -366,7 +366,7 @@ public final class Scheduler: Sendable {
     /// once (`SyncRequests`): a source is never synced twice at once.
     func requestSync(_ sourceName: String?) {
         guard state.withLock({ !$0.stopped && $0.syncRequests.ask(sourceName) }) else { return }
-        spawn("offlinefs.sync") { [self] in
+        spawn("ofs-sync") { [self] in
             while true {
                 let round = state.withLock { $0.syncRequests.nextRound() }
                 for name in round { syncNow(name) }
@@ -393,11 +393,10 @@ public final class Scheduler: Sendable {
     /// Runs `body` on a thread of its own, tracked so `stop()` waits for it.
     func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
         workers.enter()
-        let thread = Thread { [workers] in
+        Thread { [workers] in
+            csystem_name_this_thread(name)
             body()
             workers.leave()
-        }
-        thread.name = name
-        thread.start()
+        }.start()
     }
 }

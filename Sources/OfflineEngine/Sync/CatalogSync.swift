@@ -84,6 +84,7 @@ public struct CatalogSync: Sendable {
         let pagesDone = DispatchSemaphore(value: 0)
         let pagingFeed = feed
         let pager = Thread { [self] in
+            csystem_name_this_thread("ofs-sync-pages")
             defer { pagesDone.signal() }
             do throws(SyncFailure) {
                 try followPages(from: pagingFeed, fetcher: fetcher, seenIDs: &paging.seenIDs,
@@ -95,7 +96,6 @@ public struct CatalogSync: Sendable {
                 handoff.finish(error)
             }
         }
-        pager.name = "offlinefs-sync-pages"
         pager.start()
         defer {
             handoff.cancel()

@@ -1,3 +1,4 @@
+import CSystemShim
 import Dispatch
 public import Foundation
 public import OfflineHTTP
@@ -91,13 +92,12 @@ public final class RangeFetcher: Sendable {
             defer { expected.itemIDs = [] }
             return expected.itemIDs
         }
-        let thread = Thread { [self] in
+        Thread { [self] in
+            csystem_name_this_thread("ofs-warm-up")
             warmUp()
             warmConnections(for: listed)
             warmingUp.leave()
-        }
-        thread.name = "offlinefs.warm-up"
-        thread.start()
+        }.start()
     }
 
     /// Blocks until the warm-up `startThreads` started has ended (tests, benchmarks).

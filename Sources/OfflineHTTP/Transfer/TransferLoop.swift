@@ -1,3 +1,4 @@
+import CSystemShim
 import Dispatch
 import Foundation
 import Synchronization
@@ -155,9 +156,10 @@ public final class TransferLoop: Sendable {
     }
 
     private func launchThread() {
-        let thread = Thread { [self] in run() }
-        thread.name = "offlinefs.transfers"
-        thread.start()
+        Thread { [self] in
+            csystem_name_this_thread("ofs-transfers")
+            run()
+        }.start()
     }
 
     /// Starts the loop thread now rather than with the first transfer, so that the first
