@@ -73,7 +73,14 @@ public final class MountTree: Sendable {
     var isBuilt: Bool { firstBuildDone.load(ordering: .acquiring) }
 
     /// Runs before each build reads the library: tests hold a build with it.
-    let beforeBuild = Mutex<@Sendable () -> Void>({})
+    let beforeBuild = Mutex(BuildHook())
+
+    /// A closure in a struct of its own: a closure kept bare (or optional) in a `Mutex` comes
+    /// back from each `withLock { $0 }` wrapped in more reabstraction thunks (Swift 6.3), so
+    /// calling it went deeper at every check, once a second, until the stack overflowed.
+    struct BuildHook: Sendable {
+        var run: @Sendable () -> Void = {}
+    }
 
     /// Lets waiting requests go on with the tree as it is (the empty one when the library
     /// could not be read): for a mount that gives up while it starts.
@@ -103,7 +110,7 @@ public final class MountTree: Sendable {
         do {
             // The version is read before the rows: a change during the build moves it again,
             // so the next check rebuilds.
-            beforeBuild.withLock { $0 }()
+            beforeBuild.withLock { $0 }.run()
             let now = try view.version()
             if !force, now == token { return nil }
             let recentDays = try view.recentDays()

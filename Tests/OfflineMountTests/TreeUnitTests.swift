@@ -1,9 +1,11 @@
 import Foundation
+import Logging
 import OfflineEngine
 import OfflineTestSupport
 import OfflineFUSE
-import OfflineMount
+@testable import OfflineMount
 import OfflineStore
+import Synchronization
 import Testing
 
 /// The mount's pure parts, with no kernel: options, inode numbers, the tree builder and the
@@ -18,6 +20,26 @@ struct TreeUnitTests {
     func mountOptionsParse(lists: [String], timeoutMilliseconds: Int64, valid: Bool) throws {
         let options = try MountOptions.parse(lists)
         #expect(options.readTimeout == .milliseconds(timeoutMilliseconds))
+    }
+
+    /// The tree checks the library once a second for the life of a mount, reading its build
+    /// hook each time: the hook must be no deeper to call after a thousand checks. (It was
+    /// two reabstraction thunks deeper after each: the tree thread's stack grew ~4 KiB a
+    /// minute and would have overflowed after about three days.)
+    @Test func aThousandChecksLeaveTheBuildHookNoDeeperToCall() throws {
+        let library = try StandardLibrary()
+        let tree = MountTree(view: library.fixture.library.view, uid: 0, gid: 0, clock: { Date() },
+                             logger: Logger(label: "tree-unit-tests"))
+        let deepest = Mutex<Int>(.max)
+        tree.beforeBuild.withLock { $0.run = { deepest.withLock { $0 = min($0, stackAddress()) } } }
+        func hookDepth() -> Int {
+            deepest.withLock { $0 = .max }
+            tree.refresh()
+            return stackAddress() - deepest.withLock { $0 }
+        }
+        let first = hookDepth()
+        for _ in 0..<1_000 { tree.refresh() }
+        #expect(hookDepth() - first < 4096, "the hook's call went \(hookDepth() - first) bytes deeper")
     }
 
     @Test func mountOptionsFixTheSecuritySettingsAndPassTheRest() throws {
@@ -269,4 +291,10 @@ struct TreeUnitTests {
         decode(ItemListing.self, ["item": try! JSONSerialization.jsonObject(with: JSONEncoder().encode(item)),
                                   "sourceName": source, "categoryPaths": categories])
     }
+}
+
+/// Where the caller's stack is now (it grows down).
+private func stackAddress() -> Int {
+    var local = 0
+    return withUnsafeMutablePointer(to: &local) { Int(bitPattern: $0) }
 }

@@ -25,7 +25,7 @@ final class DirectMount: LibraryMount {
                                        logger: Logger(label: "offlinefs-direct"))
         if let firstBuild {
             // `start` returns after the build: on a thread of its own.
-            fileSystem.tree.beforeBuild.withLock { $0 = { firstBuild.wait(); firstBuild.signal() } }
+            fileSystem.tree.beforeBuild.withLock { $0.run = { firstBuild.wait(); firstBuild.signal() } }
             let (fileSystem, interval) = (fileSystem, mountOptions.refreshInterval)
             Thread { fileSystem.start(notifier: .withoutKernel(), refreshInterval: interval) }.start()
         } else {
