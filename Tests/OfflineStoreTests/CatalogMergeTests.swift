@@ -253,8 +253,7 @@ struct HLSItemsWithoutStreamTests {
     @Test("are the source's HLS items without a rendition, read through their own index")
     func foundThroughTheirIndex() throws {
         try withLibrary { store, _ throws in
-            let news = try store.addSource(name: "news", feedURL: "https://news.example/c.json")
-            let other = try store.addSource(name: "other", feedURL: "https://other.example/c.json")
+            let (news, other) = try twoSources(store)
             func stream(_ id: String) -> CatalogEntry { entry(id, type: .hls, mime: "application/vnd.apple.mpegurl") }
             _ = try store.mergeCatalog(sourceID: news.id, title: nil,
                                        entries: (0..<300).map { entry("video-\($0)") } + [stream("live-1"), stream("live-2")],
@@ -279,8 +278,7 @@ struct NewestItemsTests {
     @Test("are the source's newest in that state, newest first, and no more than asked")
     func newestOfTheSource() throws {
         try withLibrary { store, _ throws in
-            let news = try store.addSource(name: "news", feedURL: "https://news.example/c.json")
-            let other = try store.addSource(name: "other", feedURL: "https://other.example/c.json")
+            let (news, other) = try twoSources(store)
             let later = TestClock.start.addingTimeInterval(3600)
             _ = try store.mergeCatalog(sourceID: news.id, title: nil, entries: ["a", "b", "c"].map { entry($0) },
                                        isComplete: true, now: TestClock.start)
@@ -293,4 +291,10 @@ struct NewestItemsTests {
             #expect(try store.newestItemIDs(sourceID: news.id, state: .queued, limit: 2) == [])
         }
     }
+}
+
+/// Sources "news" and "other", for queries that must keep to one source.
+private func twoSources(_ store: LibraryStore) throws -> (news: Source, other: Source) {
+    (try store.addSource(name: "news", feedURL: "https://news.example/c.json"),
+     try store.addSource(name: "other", feedURL: "https://other.example/c.json"))
 }
