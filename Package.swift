@@ -100,7 +100,7 @@ let package = Package(
         ),
         .target(
             name: "OfflineMount",
-            // Never the store nor the HTTP binding: the engine answers (`LibraryView`, `ItemByteSource`).
+            // Never the store nor the HTTP binding: the engine answers (`LibraryView`, `LibraryReader`).
             // CSystemShim: malloc_trim, which Swift's Glibc module leaves out.
             dependencies: ["OfflineFUSE", "OfflineEngine", "CSystemShim", .product(name: "Logging", package: "swift-log")],
             // Imports are internal unless a file's public API needs the module (`public import`),
