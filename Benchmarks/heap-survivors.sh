@@ -7,13 +7,15 @@
 #
 #   Benchmarks/heap-survivors.sh PID [SECONDS]     # default 40 s; prints the top 30 stacks
 #
-# Every malloc is an event (a busy mount makes ~200,000 a second): keep windows short, and
+# Every malloc is an event (a busy mount makes ~200,000 a second; pairing 40 s of them takes
+# ~4 minutes here, so do not wrap it in a short timeout): keep windows short, and
 # compare two windows minutes apart to tell a creep from work in progress. calloc and realloc
 # blocks count with size 0 (only malloc's size is recorded).
 set -euo pipefail
 pid=${1:?usage: heap-survivors.sh PID [SECONDS]}
 seconds=${2:-40}
-libc=$(awk '$6 ~ /\/libc\.so\.6$/ {print $6; exit}' "/proc/$pid/maps")
+libc=$(awk '$6 ~ /\/libc\.so\.6$/ {print $6; exit}' "/proc/$pid/maps" 2>/dev/null || true)
+[ -n "$libc" ] || { echo "heap-survivors: no process $pid, or it maps no libc.so.6" >&2; exit 1; }
 data=$(mktemp /var/tmp/heap-survivors.XXXXXX)
 cleanup() { perf probe -q -d 'probe_libc:hs_*' 2>/dev/null || true; rm -f "$data"; }
 trap cleanup EXIT
