@@ -39,7 +39,8 @@ struct TreeUnitTests {
         }
         let first = hookDepth()
         for _ in 0..<1_000 { tree.refresh() }
-        #expect(hookDepth() - first < 4096, "the hook's call went \(hookDepth() - first) bytes deeper")
+        let deeper = hookDepth() - first
+        #expect(deeper < 4096, "the hook's call went \(deeper) bytes deeper")
     }
 
     @Test func mountOptionsFixTheSecuritySettingsAndPassTheRest() throws {
