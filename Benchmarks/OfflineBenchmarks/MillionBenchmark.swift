@@ -3,7 +3,8 @@ import OfflineTestSupport
 
 /// A library of a million items, as users meet it: `offlinefs sync` of a generated paged
 /// JSON catalog (`BenchCatalog`) from an in-process origin, `offlinefs mount -f`, listings
-/// with `ls` and `find`, then `offlinefs sync` of the unchanged catalog. Each step runs the
+/// with `ls` and `find`, then `offlinefs sync` of the unchanged catalog and of the catalog
+/// with its first page changed. Each step runs the
 /// `offlinefs` program beside this one, so each figure is the process a user would run.
 /// Prints one `metric value unit` line per figure.
 struct MillionBenchmark {
@@ -84,6 +85,16 @@ struct MillionBenchmark {
         print("resync_s \(format((ContinuousClock.now - start).seconds)) s")
         print("resync_requests \(origin.requests.count) count")
         FileHandle.standardError.write(Data(("resync: " + resynced).utf8))
+
+        // One page of the catalog changes (an item retitled): the other pages are asked for
+        // conditionally and answer 304 (docs/catalog-format.md, "Paging").
+        catalog.revise(firstPageRevision: 1, origin: origin)
+        origin.clearLog()
+        start = ContinuousClock.now
+        let revised = try run([program, "sync", "--library", library])
+        print("resync_first_page_changed_s \(format((ContinuousClock.now - start).seconds)) s")
+        print("resync_first_page_changed_full_pages \(origin.requests.filter { $0.status == 200 }.count) count")
+        FileHandle.standardError.write(Data(("resync after the first page changed: " + revised).utf8))
         if folder != nil { FileHandle.standardError.write(Data("kept \(base.path)\n".utf8)) }
     }
 

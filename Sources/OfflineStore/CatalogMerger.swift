@@ -7,6 +7,9 @@ internal import GRDB
 struct MergeProgress {
     var report = MergeReport()
     var seen = Set<Int64>()
+    /// The items the page being merged lists, duplicates of earlier pages' included, in order:
+    /// what a `304` for that page will stand for (`CatalogPage`).
+    var pageIDs: [Int64] = []
 }
 
 /// Merges catalog entries into the items of a source, inside the caller's transaction.
@@ -147,6 +150,7 @@ struct CatalogMerger {
         for entry in entries where !entry.contentID.isEmpty {
             let metadata = Metadata(entry)
             if var old = try find.firstRow(.integer(sourceID), .text(entry.contentID), body: Existing.init(columns:)) {
+                progress.pageIDs.append(old.id)
                 guard progress.seen.insert(old.id).inserted else { continue } // first listing wins
                 let categories = try categoryIDs(for: entry.categoryPaths)
                 var changed = false
@@ -170,6 +174,7 @@ struct CatalogMerger {
                     [sourceID] + metadata.arguments + [entry.contentID, fileName, now, now]))
                 let id = db.lastInsertedRowID
                 progress.seen.insert(id)
+                progress.pageIDs.append(id)
                 _ = try relink(itemID: id, from: [], to: categories)
                 _ = try putLicence(itemID: id, from: nil, to: entry.licence)
                 progress.report.added += 1

@@ -20,8 +20,8 @@ extension LibraryStore {
         var progress = MergeProgress()
         let report = try write { db in
             try mergePage(db, sourceID: sourceID, entries: entries, progress: &progress, now: now)
-            return try finishMerge(db, sourceID: sourceID, title: title, isComplete: isComplete, progress: &progress,
-                                   now: now)
+            return try finishMerge(db, sourceID: sourceID, title: title, isComplete: isComplete, pages: [],
+                                   progress: &progress, now: now)
         }
         if Self.changesOrigins(report) { catalogChanges.bump() }
         return report
@@ -51,8 +51,9 @@ extension LibraryStore {
     }
 
     /// The end of a merge, in the caller's transaction: the items the catalog no longer
-    /// lists (when `isComplete`), the source's title, the summary events.
-    fileprivate func finishMerge(_ db: Database, sourceID: Int64, title: String?, isComplete: Bool,
+    /// lists (when `isComplete`) and the pages it no longer has (all but `pages`), the
+    /// source's title, the summary events.
+    fileprivate func finishMerge(_ db: Database, sourceID: Int64, title: String?, isComplete: Bool, pages: Set<String>,
                                  progress: inout MergeProgress, now: Date) throws -> MergeReport {
         guard let source = try Self.fetchSource(db, id: sourceID) else {
             throw StoreError(.unknownSource, "no source with id \(sourceID)")
@@ -63,6 +64,7 @@ extension LibraryStore {
         if isComplete {
             var merger = try CatalogMerger(db: db, sourceID: sourceID, now: now)
             try merger.removeUnlisted(&progress)
+            try Self.forgetCatalogPages(db, sourceID: sourceID, keeping: pages)
         }
         let report = progress.report
         if report.added > report.discovered.count {
@@ -94,6 +96,12 @@ extension LibraryStore {
 /// since only `finish` (after the last page) removes what the catalog no longer lists. The
 /// first page also forgets the source's validators, so that the sync after an interrupted
 /// one fetches the whole catalog again rather than trusting a `304`.
+///
+/// A further page is recorded with its validators and the items it listed, in the
+/// transaction that merges it (`merge(page:recording:)`); a later sync that gets a `304` for
+/// it keeps those items listed without merging them (`keepUnchangedPage`). Each page's record
+/// matches what its own merge committed, so a sync interrupted at any page leaves records a
+/// `304` may still be trusted with.
 public struct PagedCatalogMerge {
     let store: LibraryStore
     let sourceID: Int64
@@ -101,6 +109,8 @@ public struct PagedCatalogMerge {
     private var progress = MergeProgress()
     private var started = false
     private var over = false
+    /// The further pages this merge met, merged or unchanged: the records `finish` keeps.
+    private var pages = Set<String>()
 
     init(store: LibraryStore, sourceID: Int64, now: Date) {
         self.store = store
@@ -112,16 +122,18 @@ public struct PagedCatalogMerge {
     public var report: MergeReport { progress.report }
 
     /// Merges one page in a transaction of its own. An entry whose content id an earlier page
-    /// listed is skipped (the first listing wins). After a throw the merge is over: `report`
-    /// tells what the pages before committed.
+    /// listed is skipped (the first listing wins). `page`: a further page's validators, kept
+    /// with the items it lists for the next sync (never the first page's). After a throw the
+    /// merge is over: `report` tells what the pages before committed.
     /// - Throws: `.unknownSource`.
-    public mutating func merge(page entries: [CatalogEntry]) throws {
+    public mutating func merge(page entries: [CatalogEntry], recording page: CatalogPage? = nil) throws {
         precondition(!over, "a catalog merge goes on after it failed or finished")
         let before = progress.report
         let clearValidators = !started
         // Moved, not copied: a copy of the seen set would be duplicated on every page.
         var pageProgress = progress
         progress = MergeProgress()
+        pageProgress.pageIDs = []
         do {
             try store.write { db in
                 if clearValidators {
@@ -129,6 +141,7 @@ public struct PagedCatalogMerge {
                                    arguments: [sourceID])
                 }
                 try store.mergePage(db, sourceID: sourceID, entries: entries, progress: &pageProgress, now: now)
+                if let page { try LibraryStore.record(db, page, sourceID: sourceID, itemIDs: pageProgress.pageIDs) }
                 // Counted inside the transaction too: see `CatalogChanges`.
                 if pageProgress.report.updated > before.updated { store.catalogChanges.bump() }
             }
@@ -138,8 +151,20 @@ public struct PagedCatalogMerge {
             throw error
         }
         progress = pageProgress
+        progress.pageIDs = []
         started = true
+        if let page { pages.insert(page.url) }
         if progress.report.updated > before.updated { store.catalogChanges.bump() }
+    }
+
+    /// A further page answered `304`: the items its record lists stay listed, as if merged
+    /// unchanged. False when the store has no record of it (the caller fetches it whole).
+    public mutating func keepUnchangedPage(url: String) throws -> Bool {
+        precondition(!over, "a catalog merge goes on after it failed or finished")
+        guard let itemIDs = try store.catalogPageItemIDs(sourceID: sourceID, url: url) else { return false }
+        for id in itemIDs where progress.seen.insert(id).inserted { progress.report.unchanged += 1 }
+        pages.insert(url)
+        return true
     }
 
     /// Ends the merge in one transaction: when `isComplete` (every page was merged), the items
@@ -151,7 +176,7 @@ public struct PagedCatalogMerge {
         var finalProgress = progress
         progress = MergeProgress(report: progress.report)
         let report = try store.write { db in
-            try store.finishMerge(db, sourceID: sourceID, title: title, isComplete: isComplete,
+            try store.finishMerge(db, sourceID: sourceID, title: title, isComplete: isComplete, pages: pages,
                                   progress: &finalProgress, now: now)
         }
         if LibraryStore.changesOrigins(report) { store.catalogChanges.bump() }

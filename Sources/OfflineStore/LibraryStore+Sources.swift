@@ -105,6 +105,7 @@ extension LibraryStore {
             let source = try Self.requireSource(db, name: name)
             try db.execute(sql: "UPDATE source SET feedURL = ?, etag = NULL, lastModified = NULL WHERE id = ?",
                            arguments: [feedURL, source.id])
+            try db.execute(sql: "DELETE FROM catalogPage WHERE sourceID = ?", arguments: [source.id])
         }
     }
 

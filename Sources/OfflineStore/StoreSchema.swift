@@ -20,6 +20,7 @@ enum StoreSchema {
         migrator.registerMigration("v10", migrate: v10)
         migrator.registerMigration("v11", migrate: v11)
         migrator.registerMigration("v12", migrate: v12)
+        migrator.registerMigration("v13", migrate: v13)
         return migrator
     }
 
@@ -276,5 +277,24 @@ enum StoreSchema {
     /// every item of the source (72 ms and 2 MiB of page cache at 100,000 items).
     private static func v12(_ db: Database) throws {
         try db.execute(sql: "CREATE INDEX item_hls ON item(sourceID) WHERE type = 'hls'")
+    }
+
+    /// v13: the validators of a paged catalog's further pages and the items each listed, so
+    /// that a sync asks for them conditionally and a `304` keeps the page's items listed
+    /// without fetching, parsing or merging them again (docs/catalog-format.md, "Paging").
+    /// The first page's validators are the source's own (`etag`, `lastModified`).
+    private static func v13(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE catalogPage (
+                id INTEGER PRIMARY KEY,
+                sourceID INTEGER NOT NULL REFERENCES source(id) ON DELETE CASCADE,
+                url TEXT NOT NULL,
+                etag TEXT,
+                lastModified TEXT,
+                nextURL TEXT,
+                itemIDs BLOB NOT NULL,
+                UNIQUE (sourceID, url)
+            );
+            """)
     }
 }

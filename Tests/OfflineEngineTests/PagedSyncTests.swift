@@ -131,4 +131,95 @@ import Testing
         #expect(report.warnings.contains { $0.contains("loops back") }, "\(report.warnings)")
         #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "b"])
     }
+
+    /// A JSON catalog of `pages` (content ids, which are also titles) at `/p1.json`,
+    /// `/p2.json`…; an item listed as `"<id>?"` has no size and no media the origin serves.
+    @discardableResult
+    private static func serve(_ origin: TestOrigin, pages: [[String]]) -> String {
+        func item(_ id: String) -> String {
+            id.hasSuffix("?")
+                ? #"{"id": "\#(id.dropLast())", "title": "\#(id.dropLast())", "type": "video", "url": "/missing/\#(id.dropLast()).mp4"}"#
+                : #"{"id": "\#(id)", "title": "\#(id)", "type": "video", "url": "/media/\#(id).mp4", "size": 1000}"#
+        }
+        for (index, ids) in pages.enumerated() {
+            let next = index + 1 < pages.count ? #", "next": "/p\#(index + 2).json""# : ""
+            origin.serveFeed(path: "/p\(index + 1).json",
+                             json: #"{"offlinefs": 1, "items": [\#(ids.map(item).joined(separator: ", "))]\#(next)}"#)
+        }
+        return origin.url("/p1.json")
+    }
+
+    @Test func unchangedFurtherPagesAreAskedConditionallyAndKeepTheirItems() throws {
+        // Given a library synced from a three-page catalog
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let temp = try TemporaryLibrary()
+        try temp.library.addSource(name: "src", feedURL: Self.serve(origin, pages: [["a", "b"], ["c", "d"], ["e"]]))
+        #expect(try temp.library.sync().allSatisfy(\.succeeded))
+
+        // When only the first page changes (a new item)
+        Self.serve(origin, pages: [["a", "b", "new"], ["c", "d"], ["e"]])
+        origin.clearLog()
+        let report = try #require(try temp.library.sync().first)
+
+        // Then the further pages are asked for with their validators and answer 304, and
+        // their items stay listed: nothing is removed
+        #expect(report.succeeded, "\(report.summary)")
+        for page in ["/p2.json", "/p3.json"] {
+            let requests = origin.requests(for: page)
+            #expect(requests.map(\.status) == [304], "\(page): \(requests)")
+            #expect(requests.first?.header("If-None-Match") != nil, "\(page) is asked for conditionally")
+        }
+        #expect(report.merged?.added == 1)
+        #expect(report.merged?.removed == 0)
+        #expect(report.merged?.unchanged == 5)
+        #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "b", "c", "d", "e", "new"])
+
+        // And a further page that changes is fetched and merged again: its gone item leaves
+        Self.serve(origin, pages: [["a", "b"], ["c", "d"], ["f"]])
+        origin.clearLog()
+        let changed = try #require(try temp.library.sync().first)
+        #expect(changed.succeeded, "\(changed.summary)")
+        #expect(origin.requests(for: "/p2.json").map(\.status) == [304])
+        #expect(origin.requests(for: "/p3.json").map(\.status) == [200])
+        #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "b", "c", "d", "f"])
+    }
+
+    @Test func anItemAnUnchangedPageAlsoListsStaysWhenTheFirstListingGoes() throws {
+        // Given a catalog that lists `x` on two pages (the first listing is merged)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let temp = try TemporaryLibrary()
+        try temp.library.addSource(name: "src", feedURL: Self.serve(origin, pages: [["a", "x"], ["x", "c"]]))
+        #expect(try temp.library.sync().allSatisfy(\.succeeded))
+
+        // When the first page drops it and the second is unchanged
+        Self.serve(origin, pages: [["a", "new"], ["x", "c"]])
+        origin.clearLog()
+        #expect(try temp.library.sync().allSatisfy(\.succeeded))
+
+        // Then the unchanged page still lists it
+        #expect(origin.requests(for: "/p2.json").map(\.status) == [304])
+        #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "c", "new", "x"])
+    }
+
+    @Test func aPageWithASizeNotFoundIsFetchedWholeNextTime() throws {
+        // Given a catalog whose second page has an item without a size the origin can tell
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let temp = try TemporaryLibrary()
+        try temp.library.addSource(name: "src", feedURL: Self.serve(origin, pages: [["a"], ["b?", "c"], ["d"]]))
+        #expect(try temp.library.sync().allSatisfy(\.succeeded))
+
+        // When the first page changes
+        Self.serve(origin, pages: [["a", "new"], ["b?", "c"], ["d"]])
+        origin.clearLog()
+        #expect(try temp.library.sync().allSatisfy(\.succeeded))
+
+        // Then that page is fetched whole (its size is looked for again), the others not
+        #expect(origin.requests(for: "/p2.json").map(\.status) == [200])
+        #expect(origin.requests(for: "/p2.json").first?.header("If-None-Match") == nil)
+        #expect(origin.requests(for: "/p3.json").map(\.status) == [304])
+        #expect(try temp.library.items().map(\.contentId).sorted() == ["a", "b", "c", "d", "new"])
+    }
 }

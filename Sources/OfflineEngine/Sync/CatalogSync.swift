@@ -59,7 +59,7 @@ public struct CatalogSync: Sendable {
                                   destinationPolicy: .forFeed(host: host))
         // Validators only count when the last sync succeeded; otherwise fetch everything.
         let trusted = source.lastSyncError == nil && source.lastSyncAt != nil
-        let first = try fetcher.fetchFirstPage(
+        let first = try fetcher.fetchPage(
             url: source.feedURL,
             etag: trusted ? source.etag : nil,
             lastModified: trusted ? source.lastModified : nil)
@@ -77,17 +77,21 @@ public struct CatalogSync: Sendable {
                                  probe: SizeProbe(client: client, settings: settings,
                                                   destinationPolicy: fetcher.destinationPolicy))
         let paging = Paging(pagesFetched: report.pagesFetched)
-        var items = feed.items.filter { paging.seenIDs.insert($0.contentID).inserted }
+        // Every item goes to the merge, a later page's duplicate too: the merge keeps the first
+        // listing, and a page's record must list all its items (`CatalogPage`).
+        for item in feed.items { paging.seenIDs.insert(item.contentID) }
+        var items = feed.items
         feed.items = []
+        let recorded = trusted ? try record { try store.catalogPages(sourceID: source.id) } : [:]
         // The next pages are fetched and parsed on a thread of their own while this one merges.
-        let handoff = PageHandoff<[FeedItem]>()
+        let handoff = PageHandoff<FurtherPage>()
         let pagesDone = DispatchSemaphore(value: 0)
         let pagingFeed = feed
         let pager = Thread { [self] in
             csystem_name_this_thread("ofs-sync-pages")
             defer { pagesDone.signal() }
             do throws(SyncFailure) {
-                try followPages(from: pagingFeed, fetcher: fetcher, seenIDs: &paging.seenIDs,
+                try followPages(from: pagingFeed, recorded: recorded, fetcher: fetcher, seenIDs: &paging.seenIDs,
                                 pagesFetched: &paging.pagesFetched, warnings: &paging.warnings) { (page) throws(SyncFailure) in
                     guard handoff.put(page) else { throw SyncFailure("sync stopped") }
                 }
@@ -103,9 +107,16 @@ public struct CatalogSync: Sendable {
             report.pagesFetched = paging.pagesFetched
             report.warnings += paging.warnings
         }
-        report.sizesProbed += try mergePage(&items, sizer: &sizer, merge: &merge)
-        while var page = try handoff.take() {
-            report.sizesProbed += try mergePage(&page, sizer: &sizer, merge: &merge)
+        report.sizesProbed += try mergePage(&items, recording: nil, sizer: &sizer, merge: &merge)
+        while let page = try handoff.take() {
+            switch page {
+            case .fetched(var items, let page):
+                report.sizesProbed += try mergePage(&items, recording: page, sizer: &sizer, merge: &merge)
+            case .unchanged(let url):
+                guard try record({ try merge!.keepUnchangedPage(url: url) }) else {
+                    throw SyncFailure("\(url) was not modified, but the library has no record of its items")
+                }
+            }
         }
         let merged = try record { try merge!.finish(title: feed.title, isComplete: true) }
         try record {
@@ -123,15 +134,30 @@ public struct CatalogSync: Sendable {
         return .merged(merged)
     }
 
-    /// Sizes one page's items and merges them, in a transaction of their own; returns how
-    /// many URLs it probed for sizes.
-    private func mergePage(_ items: inout [FeedItem], sizer: inout CatalogSizer,
+    /// Sizes one page's items and merges them, in a transaction of their own, recording a
+    /// further page (`page`); returns how many URLs it probed for sizes.
+    private func mergePage(_ items: inout [FeedItem], recording page: CatalogPage?, sizer: inout CatalogSizer,
                            merge: inout PagedCatalogMerge?) throws(SyncFailure) -> Int {
         var entries = items.map(CatalogEntry.init)
         items = []
         let probed = try record { try sizer.size(&entries) }
-        try record { try merge!.merge(page: entries) }
+        var page = page
+        if !entries.allSatisfy(\.isSized) {
+            // A size a probe did not find is asked for again at the next sync, which a `304`
+            // would skip: this page is fetched whole next time.
+            page?.etag = nil
+            page?.lastModified = nil
+        }
+        try record { try merge!.merge(page: entries, recording: page) }
         return probed
+    }
+
+    /// A further page as the paging thread hands it on.
+    private enum FurtherPage: Sendable {
+        /// Fetched and parsed: its items, and its record for the next sync.
+        case fetched([FeedItem], CatalogPage)
+        /// Answered `304` to the validators of its record: its items stay as they are.
+        case unchanged(url: String)
     }
 
     private func parse(_ document: FeedFetcher.Document, kindHint: OfflineFeeds.FeedKind?) throws(SyncFailure) -> ParsedFeed {
@@ -151,12 +177,15 @@ public struct CatalogSync: Sendable {
         init(pagesFetched: Int) { self.pagesFetched = pagesFetched }
     }
 
-    /// Hands on the new items of every `next` page, stopping at loops and at the page and item
-    /// caps (checked before a page is handed on, so a catalog over the cap merges no more).
-    private func followPages(from feed: ParsedFeed, fetcher: FeedFetcher, seenIDs: inout Set<String>,
-                             pagesFetched: inout Int, warnings: inout [String],
-                             each: ([FeedItem]) throws(SyncFailure) -> Void) throws(SyncFailure) {
+    /// Hands on every `next` page, fetched or unchanged, stopping at loops and at the page and
+    /// item caps (checked before a page is handed on, so a catalog over the cap merges no
+    /// more). A page the last sync recorded is asked for conditionally (`recorded`).
+    private func followPages(from feed: ParsedFeed, recorded: [String: CatalogPage], fetcher: FeedFetcher,
+                             seenIDs: inout Set<String>, pagesFetched: inout Int, warnings: inout [String],
+                             each: (FurtherPage) throws(SyncFailure) -> Void) throws(SyncFailure) {
         var seenPages: Set<String> = []
+        // Items of unchanged pages, counted against the cap without their content ids.
+        var unchangedItems = 0
         var next = feed.nextPageURL
         while let url = next {
             guard seenPages.insert(url).inserted else {
@@ -166,17 +195,31 @@ public struct CatalogSync: Sendable {
             guard pagesFetched < settings.maxPages else {
                 throw SyncFailure("catalog has more than \(settings.maxPages) pages")
             }
-            let document = try fetcher.fetchPage(url: url)
+            let previous = recorded[url].flatMap { $0.hasValidators ? $0 : nil }
+            let answer = try fetcher.fetchPage(url: url, etag: previous?.etag, lastModified: previous?.lastModified)
             pagesFetched += 1
-            var page = try parse(document, kindHint: feed.kind)
-            warnings += page.warnings
-            let items = page.items.filter { seenIDs.insert($0.contentID).inserted }
-            page.items = []
-            guard seenIDs.count <= settings.feedLimits.maxItems else {
-                throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
+            switch answer {
+            case .notModified:
+                guard let previous else { throw SyncFailure("HTTP 304 from \(url) to a request that was not conditional") }
+                unchangedItems += previous.itemCount
+                guard seenIDs.count + unchangedItems <= settings.feedLimits.maxItems else {
+                    throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
+                }
+                try each(.unchanged(url: url))
+                next = previous.nextURL
+            case .document(let document):
+                var page = try parse(document, kindHint: feed.kind)
+                warnings += page.warnings
+                for item in page.items { seenIDs.insert(item.contentID) }
+                guard seenIDs.count + unchangedItems <= settings.feedLimits.maxItems else {
+                    throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
+                }
+                let items = page.items
+                page.items = []
+                try each(.fetched(items, CatalogPage(url: url, etag: document.etag, lastModified: document.lastModified,
+                                                      nextURL: page.nextPageURL)))
+                next = page.nextPageURL
             }
-            try each(items)
-            next = page.nextPageURL
         }
     }
 

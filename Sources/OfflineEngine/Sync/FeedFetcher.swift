@@ -22,25 +22,20 @@ struct FeedFetcher {
         var lastModified: String?
     }
 
-    enum FirstPage {
+    enum Answer {
         case notModified
         case document(Document)
     }
 
-    /// The feed's first page; `notModified` when the validators still match.
-    func fetchFirstPage(url: String, etag: String?, lastModified: String?) throws(SyncFailure) -> FirstPage {
+    /// A page of the feed, conditional on the validators its last fetch gave (none: always
+    /// the whole page); `notModified` when they still match.
+    func fetchPage(url: String, etag: String? = nil, lastModified: String? = nil) throws(SyncFailure) -> Answer {
         var request = documentRequest(url)
         request.ifNoneMatch = etag
         request.ifModifiedSince = lastModified
         let response = try perform(request)
         if response.status == 304 { return .notModified }
         return .document(try document(from: response, url: url))
-    }
-
-    /// A further page (`next` of a JSON catalog); never conditional.
-    func fetchPage(url: String) throws(SyncFailure) -> Document {
-        let response = try perform(documentRequest(url))
-        return try document(from: response, url: url)
     }
 
     private func documentRequest(_ url: String) -> HTTPRequest {
