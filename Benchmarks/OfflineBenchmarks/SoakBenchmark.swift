@@ -57,7 +57,9 @@ struct SoakBenchmark {
         defer { try? mount.stop() }
         print("soak items \(items), minutes \(minutes), a sync asked every \(syncSeconds) s, cache-limit 256M")
         // `sockets` are among `fds`; `workers` (libdispatch's) and `fuse` (libfuse's) among `threads`.
-        print("minute rss_mib fds threads reads listings syncs failures cache_mib sockets workers fuse")
+        // `rss_low_mib`: the lowest of the minute's samples, one a second: what the mount holds
+        // between a merge's or an eviction's transient buffers, which `rss_mib` may catch.
+        print("minute rss_mib fds threads reads listings syncs failures cache_mib sockets workers fuse rss_low_mib")
 
         let counters = Counters()
         let done = DispatchGroup()
@@ -70,23 +72,27 @@ struct SoakBenchmark {
         start { [syncSeconds] in Self.askForSyncs(every: syncSeconds, in: mountpoint, counters) }
 
         let stats = ProcessStats(pid: mount.pid)
-        var samples: [(rss: Double, fds: Int, threads: Int, sockets: Int, workers: Int, fuse: Int)] = []
+        var samples: [(rss: Double, fds: Int, threads: Int, sockets: Int, workers: Int, fuse: Int, low: Double)] = []
         let start = Date()
         for minute in 1...minutes {
             // The catalog's first page changes once a minute: the next sync merges it all.
             bench.catalog.revise(firstPageRevision: minute, origin: origin)
             let due = start.addingTimeInterval(Double(minute) * 60)
-            while Date() < due { usleep(UInt32(min(1, max(0, due.timeIntervalSinceNow)) * 1_000_000)) }
+            var low = Double.infinity
+            while Date() < due {
+                usleep(UInt32(min(1, max(0, due.timeIntervalSinceNow)) * 1_000_000))
+                low = min(low, stats.residentMiB)
+            }
             guard !mount.process.wait(deadline: 0) else { throw BenchmarkFailure("the mount ended: \(mount.process.result().stderr)") }
             let descriptors = stats.descriptorsAndSockets
             let pools = stats.pooledThreads
             let sample = (rss: stats.residentMiB, fds: descriptors.all, threads: stats.threads,
-                          sockets: descriptors.sockets, workers: pools.dispatch, fuse: pools.fuse)
+                          sockets: descriptors.sockets, workers: pools.dispatch, fuse: pools.fuse, low: low)
             samples.append(sample)
-            print(String(format: "%d %.1f %d %d %d %d %d %d %.0f %d %d %d", minute, sample.rss, sample.fds, sample.threads,
+            print(String(format: "%d %.1f %d %d %d %d %d %d %.0f %d %d %d %.1f", minute, sample.rss, sample.fds, sample.threads,
                          counters.reads.load(ordering: .relaxed), counters.listings.load(ordering: .relaxed),
                          counters.syncs.load(ordering: .relaxed), counters.failures.load(ordering: .relaxed),
-                         Self.diskMiB(bench.library + "/cache"), sample.sockets, sample.workers, sample.fuse))
+                         Self.diskMiB(bench.library + "/cache"), sample.sockets, sample.workers, sample.fuse, sample.low))
             fflush(nil)  // each minute's line now, when stdout is a file
         }
         counters.stop.store(true, ordering: .relaxed)
@@ -98,6 +104,10 @@ struct SoakBenchmark {
         let spread = (rss.max()! - rss.min()!) / rss.min()! * 100
         print(String(format: "soak_rss_spread_pct %.1f %% (minute %d to %d: %.1f to %.1f MiB)", spread,
                      samples.count - steady.count + 1, samples.count, rss.min()!, rss.max()!))
+        let lows = steady.map(\.low)
+        print(String(format: "soak_rss_low_spread_pct %.1f %% (minute %d to %d: %.1f to %.1f MiB)",
+                     (lows.max()! - lows.min()!) / lows.min()! * 100, samples.count - steady.count + 1, samples.count,
+                     lows.min()!, lows.max()!))
         print("soak_fds \(steady.map(\.fds).min()!)...\(steady.map(\.fds).max()!) count")
         print("soak_threads \(steady.map(\.threads).min()!)...\(steady.map(\.threads).max()!) count")
         // Without the sockets and the pools' workers: what the mount itself holds open and runs.
