@@ -36,7 +36,7 @@ public struct CatalogSync: Sendable {
         var report = SyncReport(sourceName: source.name, outcome: .notModified, warnings: [], pagesFetched: 0, sizesProbed: 0)
         var merge: PagedCatalogMerge?
         do {
-            report.outcome = try store.withMergeCache { () throws(SyncFailure) in try syncOrThrow(source, report: &report, merge: &merge) }
+            report.outcome = try syncOrThrow(source, report: &report, merge: &merge)
             // Also after a `304`: items a failed or older sync left unprepared get their turn.
             report.warnings += hls.prepare(sourceID: source.id)
         } catch {
@@ -108,13 +108,18 @@ public struct CatalogSync: Sendable {
             report.warnings += paging.warnings
         }
         report.sizesProbed += try mergePage(&items, recording: nil, sizer: &sizer, merge: &merge)
-        while let page = try handoff.take() {
-            switch page {
-            case .fetched(var items, let page):
-                report.sizesProbed += try mergePage(&items, recording: page, sizer: &sizer, merge: &merge)
-            case .unchanged(let url):
-                guard try record({ try merge!.keepUnchangedPage(url: url) }) else {
-                    throw SyncFailure("\(url) was not modified, but the library has no record of its items")
+        // The further pages merge with a larger page cache: they touch the index pages the
+        // pages before them did. A page merged alone (a feed of one page, or the one page
+        // that changed) does not need it.
+        try store.withMergeCache { () throws(SyncFailure) in
+            while let page = try handoff.take() {
+                switch page {
+                case .fetched(var items, let page):
+                    report.sizesProbed += try mergePage(&items, recording: page, sizer: &sizer, merge: &merge)
+                case .unchanged(let url):
+                    guard try record({ try merge!.keepUnchangedPage(url: url) }) else {
+                        throw SyncFailure("\(url) was not modified, but the library has no record of its items")
+                    }
                 }
             }
         }
