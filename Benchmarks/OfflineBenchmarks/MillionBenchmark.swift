@@ -79,22 +79,13 @@ struct MillionBenchmark {
         try mount.stop()
         mounted = false
 
-        origin.clearLog()
-        start = ContinuousClock.now
-        let resynced = try run([program, "sync", "--library", library])
-        print("resync_s \(format((ContinuousClock.now - start).seconds)) s")
+        try resync(program: program, library: library, metric: "resync")
         print("resync_requests \(origin.requests.count) count")
-        FileHandle.standardError.write(Data(("resync: " + resynced).utf8))
-
         // One page of the catalog changes (an item retitled): the other pages are asked for
         // conditionally and answer 304 (docs/catalog-format.md, "Paging").
         catalog.revise(firstPageRevision: 1, origin: origin)
-        origin.clearLog()
-        start = ContinuousClock.now
-        let revised = try run([program, "sync", "--library", library])
-        print("resync_first_page_changed_s \(format((ContinuousClock.now - start).seconds)) s")
+        try resync(program: program, library: library, metric: "resync_first_page_changed")
         print("resync_first_page_changed_full_pages \(origin.requests.filter { $0.status == 200 }.count) count")
-        FileHandle.standardError.write(Data(("resync after the first page changed: " + revised).utf8))
         if folder != nil { FileHandle.standardError.write(Data("kept \(base.path)\n".utf8)) }
     }
 
@@ -125,6 +116,16 @@ struct MillionBenchmark {
     }
 
     @discardableResult
+    /// `offlinefs sync` of the catalog as it is now, timed as `<metric>_s`; the origin's log
+    /// then holds its requests alone.
+    private func resync(program: String, library: String, metric: String) throws {
+        origin.clearLog()
+        let start = ContinuousClock.now
+        let output = try run([program, "sync", "--library", library])
+        print("\(metric)_s \(format((ContinuousClock.now - start).seconds)) s")
+        FileHandle.standardError.write(Data(("\(metric): " + output).utf8))
+    }
+
     private func run(_ command: [String], deadline: Double = 600) throws -> String {
         let result = try ChildProcess.run(command, deadline: deadline)
         guard result.status == 0, result.signal == nil else {
