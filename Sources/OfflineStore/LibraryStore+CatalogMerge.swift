@@ -158,7 +158,8 @@ public struct PagedCatalogMerge {
     }
 
     /// A further page answered `304`: the items its record lists stay listed, as if merged
-    /// unchanged. False when the store has no record of it (the caller fetches it whole).
+    /// unchanged. False when the store has no record of it: the sync then fails, and the next
+    /// one, which trusts no validator after a failure, fetches every page whole.
     public mutating func keepUnchangedPage(url: String) throws -> Bool {
         precondition(!over, "a catalog merge goes on after it failed or finished")
         guard let itemIDs = try store.catalogPageItemIDs(sourceID: sourceID, url: url) else { return false }
