@@ -50,7 +50,7 @@ struct BenchCatalog {
     }
 
     /// Changes the first page (item 0's title says `revision`) and its ETag, as a feed that
-    /// moves: the next sync fetches every page again and merges them.
+    /// moves: the next sync fetches and merges that page, and the others answer 304.
     func revise(firstPageRevision revision: Int, origin: TestOrigin) {
         let pages = max(1, (items + pageSize - 1) / pageSize)
         let file = folder.appendingPathComponent("page-0-\(revision).json")

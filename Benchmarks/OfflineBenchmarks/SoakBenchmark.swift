@@ -75,7 +75,8 @@ struct SoakBenchmark {
         var samples: [(rss: Double, fds: Int, threads: Int, sockets: Int, workers: Int, fuse: Int, low: Double)] = []
         let start = Date()
         for minute in 1...minutes {
-            // The catalog's first page changes once a minute: the next sync merges it all.
+            // The catalog's first page changes once a minute: the next sync merges it and asks
+            // for the other pages conditionally (they answer 304).
             bench.catalog.revise(firstPageRevision: minute, origin: origin)
             let due = start.addingTimeInterval(Double(minute) * 60)
             var low = Double.infinity

@@ -34,6 +34,11 @@ extension CatalogEntry {
     /// Whether it has every size a sync looks for: its media's (not an HLS playlist's, whose
     /// size is not its media's) and its side files'.
     var isSized: Bool {
-        (size != nil || type == .hls) && (thumbnailURL == nil || thumbnailSize != nil) && subtitles.allSatisfy { $0.size != nil }
+        (size != nil || type == .hls) && sideFilesSized
+    }
+
+    /// Whether its thumbnail and subtitles, where it has them, have their sizes.
+    var sideFilesSized: Bool {
+        (thumbnailURL == nil || thumbnailSize != nil) && subtitles.allSatisfy { $0.size != nil }
     }
 }

@@ -23,9 +23,7 @@ struct CatalogSizer {
     /// Fills in the sizes `entries` lack; returns how many URLs it probed.
     mutating func size(_ entries: inout [CatalogEntry]) throws -> Int {
         let unsized = entries.indices.filter { entries[$0].size == nil }
-        let sideFilesUnsized = entries.contains { entry in
-            (entry.thumbnailURL != nil && entry.thumbnailSize == nil) || entry.subtitles.contains { $0.size == nil }
-        }
+        let sideFilesUnsized = entries.contains { !$0.sideFilesSized }
         guard !unsized.isEmpty || sideFilesUnsized else { return 0 }
         var known = try self.known ?? loadKnown()
         var toProbe: [Int] = []

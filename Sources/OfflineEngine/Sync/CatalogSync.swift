@@ -203,28 +203,25 @@ public struct CatalogSync: Sendable {
             let previous = recorded[url].flatMap { $0.hasValidators ? $0 : nil }
             let answer = try fetcher.fetchPage(url: url, etag: previous?.etag, lastModified: previous?.lastModified)
             pagesFetched += 1
+            let page: FurtherPage
             switch answer {
             case .notModified:
                 guard let previous else { throw SyncFailure("HTTP 304 from \(url) to a request that was not conditional") }
                 unchangedItems += previous.itemCount
-                guard seenIDs.count + unchangedItems <= settings.feedLimits.maxItems else {
-                    throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
-                }
-                try each(.unchanged(url: url))
+                page = .unchanged(url: url)
                 next = previous.nextURL
             case .document(let document):
-                var page = try parse(document, kindHint: feed.kind)
-                warnings += page.warnings
-                for item in page.items { seenIDs.insert(item.contentID) }
-                guard seenIDs.count + unchangedItems <= settings.feedLimits.maxItems else {
-                    throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
-                }
-                let items = page.items
-                page.items = []
-                try each(.fetched(items, CatalogPage(url: url, etag: document.etag, lastModified: document.lastModified,
-                                                      nextURL: page.nextPageURL)))
-                next = page.nextPageURL
+                let parsed = try parse(document, kindHint: feed.kind)
+                warnings += parsed.warnings
+                for item in parsed.items { seenIDs.insert(item.contentID) }
+                page = .fetched(parsed.items, CatalogPage(url: url, etag: document.etag, lastModified: document.lastModified,
+                                                          nextURL: parsed.nextPageURL))
+                next = parsed.nextPageURL
             }
+            guard seenIDs.count + unchangedItems <= settings.feedLimits.maxItems else {
+                throw SyncFailure("catalog lists more than \(settings.feedLimits.maxItems) items")
+            }
+            try each(page)
         }
     }
 
