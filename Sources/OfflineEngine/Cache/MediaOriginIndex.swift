@@ -74,17 +74,20 @@ final class MediaOriginIndex: Sendable {
         /// The catalog generation `table` was read at; nil while it holds nothing usable.
         var generation: Int?
         var table = Table()
-        var loading = false
+        /// Items whose media may have cached bytes since `table` was read: asked of the store.
+        var forgotten: Set<Int64> = []
+        /// While a read runs: the items forgotten since it started, which it may have read
+        /// before their bytes came (they become `forgotten` when it lands).
+        var forgottenDuringRead: Set<Int64>?
+        var loading: Bool { forgottenDuringRead != nil }
         /// The catalog generation the last read started at; nil before the first read. A read
         /// that failed or was outdated is tried again only once the catalog changed since.
         var attempted: Int?
-        /// Items whose media may have cached bytes since `table` was read: asked of the store.
-        /// Emptied when a read starts (it reads those bytes too), so it holds at most the
-        /// items touched since.
-        var forgotten: Set<Int64> = []
-        /// `forgotten` outgrew `maxForgotten`: the table was dropped and the next look-up reads again.
+        /// `forgotten` outgrew `maxForgotten`: the next look-up reads again, the table
+        /// answering meanwhile.
         var outgrown = false
     }
+
     private let state = Mutex(State())  // leaf lock
     private let changes: CatalogChanges
     private let read: Read
@@ -99,26 +102,29 @@ final class MediaOriginIndex: Sendable {
     }
 
     /// The origin of the item's media when known without a store read. Memory only (an
-    /// outdated index starts its new read on a thread of its own).
+    /// outdated or outgrown index starts its new read on a thread of its own).
     func origin(itemID: Int64) -> FetchOrigin? {
         let now = changes.generation
         let (table, reload) = state.withLock { s -> (Table?, Bool) in
-            if let generation = s.generation, generation == now {
-                return (s.forgotten.contains(itemID) ? nil : s.table, false)
+            let current = s.generation == now
+            if !current {
+                // Outdated: a media URL may have moved.
+                s.generation = nil
+                s.table = Table()
+                s.forgotten = []
             }
-            guard !s.loading, s.outgrown || s.attempted.map({ $0 != now }) ?? false else { return (nil, false) }
-            s.loading = true
-            s.outgrown = false
-            s.attempted = now
-            s.generation = nil
-            s.table = Table()
-            s.forgotten = []
-            return (nil, true)
+            let reload = !s.loading && (current ? s.outgrown : s.attempted != now)
+            if reload {
+                s.forgottenDuringRead = []
+                s.outgrown = false
+                s.attempted = now
+            }
+            return (current && !s.forgotten.contains(itemID) ? s.table : nil, reload)
         }
         if reload {
             Thread { [self] in
                 csystem_name_this_thread("ofs-origins")
-                load()
+                readTable(at: now)
             }.start()
         }
         return table?.origin(itemID: itemID)
@@ -128,18 +134,14 @@ final class MediaOriginIndex: Sendable {
     /// memory (the store's record of those bytes is read instead).
     ///
     /// A mount whose catalog does not change for weeks would remember every item ever read
-    /// here: past `maxForgotten` the table is dropped instead and read again at the next
-    /// look-up, which starts `forgotten` anew.
+    /// here: past `maxForgotten` the next look-up reads the store again, and the table it
+    /// replaces answers until then. A scan of the library meets that every few thousand
+    /// items; dropping the table instead made the mount's memory step by its size each time.
     func forget(itemID: Int64) {
         state.withLock { s in
-            // With no table and none being read, there is nothing to correct: the next read starts afresh.
-            guard s.generation != nil || s.loading else { return }
-            guard s.forgotten.insert(itemID).inserted, s.generation != nil,
-                  s.forgotten.count > Self.maxForgotten(entries: s.table.ids.count) else { return }
-            s.generation = nil
-            s.table = Table()
-            s.forgotten = []
-            s.outgrown = true
+            s.forgottenDuringRead?.insert(itemID)
+            guard s.generation != nil, s.forgotten.insert(itemID).inserted else { return }
+            if s.forgotten.count > Self.maxForgotten(entries: s.table.ids.count) { s.outgrown = true }
         }
     }
 
@@ -151,11 +153,15 @@ final class MediaOriginIndex: Sendable {
     func load() {
         let generation = changes.generation
         state.withLock { s in
-            s.loading = true
+            s.forgottenDuringRead = []
             s.attempted = generation
-            s.forgotten = []
             s.outgrown = false
         }
+        readTable(at: generation)
+    }
+
+    /// The read `load` and a look-up start: its table replaces the one answering.
+    private func readTable(at generation: Int) {
         var table = Table()
         var policies: [String: Bool] = [:]  // by feed URL: a handful of sources
         let read = Result {
@@ -172,12 +178,19 @@ final class MediaOriginIndex: Sendable {
         // Offsets are 32-bit: a catalog with over 4 GB of URLs is read from the store.
         let usable = (try? read.get()) != nil && table.text.count <= Int(UInt32.max)
         state.withLock { s in
-            s.loading = false
+            let forgottenDuringRead = s.forgottenDuringRead ?? []
+            s.forgottenDuringRead = nil
             // A read that failed, or that the catalog outdated while it ran, answers nothing;
             // the first look-up after the catalog changes reads again (`attempted`).
-            guard usable, changes.generation == generation else { return }
+            guard usable, changes.generation == generation else {
+                s.generation = nil
+                s.table = Table()
+                s.forgotten = []
+                return
+            }
             s.generation = generation
             s.table = table
+            s.forgotten = forgottenDuringRead
         }
         // The read's rows and the table's arrays as they grew are free now; nothing as large
         // comes after (an idle mount's memory): give it back, as the tree's build does.
