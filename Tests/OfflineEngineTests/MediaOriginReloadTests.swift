@@ -116,8 +116,9 @@ import Testing
         #expect(fake.calls == 1)
         // When one more is forgotten, and another while the next read runs
         let reading = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let anotherRead = DispatchSemaphore(value: 0)
         fake.during = {
-            fake.during = {}
+            fake.during = { anotherRead.signal() }
             index.forget(itemID: 4999)
             reading.signal()
             release.wait()
@@ -134,6 +135,10 @@ import Testing
         #expect(waitForReads(fake, 2, index: index, itemID: 1)?.url == "https://cdn.example/1.mp4")
         #expect(index.origin(itemID: 4097)?.url == "https://cdn.example/4097.mp4")
         #expect(index.origin(itemID: 4999) == nil)
+        // And the new table is not outgrown: look-ups start no other read (the one forgotten
+        // meanwhile had made the old set pass the limit again)
+        for id in 1...Int64(10) { _ = index.origin(itemID: id) }
+        #expect(anotherRead.wait(timeout: .now() + 0.5) == .timedOut)
         #expect(fake.calls == 2)
     }
 }

@@ -186,11 +186,15 @@ final class MediaOriginIndex: Sendable {
                 s.generation = nil
                 s.table = Table()
                 s.forgotten = []
+                s.outgrown = false
                 return
             }
             s.generation = generation
             s.table = table
+            // What the old table outgrew (items forgotten while this read ran count too) is
+            // answered now; only those forgotten meanwhile remain.
             s.forgotten = forgottenDuringRead
+            s.outgrown = forgottenDuringRead.count > Self.maxForgotten(entries: table.ids.count)
         }
         // The read's rows and the table's arrays as they grew are free now; nothing as large
         // comes after (an idle mount's memory): give it back, as the tree's build does.
