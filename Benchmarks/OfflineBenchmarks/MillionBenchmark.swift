@@ -115,7 +115,6 @@ struct MillionBenchmark {
         print("sync_pages_peak_rss_mib \(format(during)) MiB")
     }
 
-    @discardableResult
     /// `offlinefs sync` of the catalog as it is now, timed as `<metric>_s`; the origin's log
     /// then holds its requests alone.
     private func resync(program: String, library: String, metric: String) throws {
@@ -126,6 +125,7 @@ struct MillionBenchmark {
         FileHandle.standardError.write(Data(("\(metric): " + output).utf8))
     }
 
+    @discardableResult
     private func run(_ command: [String], deadline: Double = 600) throws -> String {
         let result = try ChildProcess.run(command, deadline: deadline)
         guard result.status == 0, result.signal == nil else {

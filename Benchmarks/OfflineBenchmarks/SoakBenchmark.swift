@@ -6,9 +6,9 @@ import Synchronization
 /// turn and reads their first 4 KiB (100,000 items by default, round and round), one lists
 /// a category folder and stats its first hundred files, and one asks the mount for a sync
 /// every few seconds; once a minute the catalog's first page changes, so one of those syncs
-/// fetches and merges that page (the other pages answer `304`). Each minute prints the mount process's resident
-/// memory, open descriptors and threads; the end prints how much they moved from minute 5
-/// on. The cache is capped (`cache-limit`) so eviction runs too.
+/// fetches and merges that page (the other pages answer `304`). Each minute prints the mount
+/// process's resident memory, open descriptors and threads; the end prints how much they
+/// moved from minute 5 on. The cache is capped (`cache-limit`) so eviction runs too.
 struct SoakBenchmark {
     private let origin: TestOrigin
     var minutes = 30

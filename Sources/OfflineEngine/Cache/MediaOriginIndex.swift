@@ -86,6 +86,14 @@ final class MediaOriginIndex: Sendable {
         /// `forgotten` outgrew `maxForgotten`: the next look-up reads again, the table
         /// answering meanwhile.
         var outgrown = false
+
+        /// Nothing answers until a read lands.
+        mutating func dropTable() {
+            generation = nil
+            table = Table()
+            forgotten = []
+            outgrown = false
+        }
     }
 
     private let state = Mutex(State())  // leaf lock
@@ -107,12 +115,7 @@ final class MediaOriginIndex: Sendable {
         let now = changes.generation
         let (table, reload) = state.withLock { s -> (Table?, Bool) in
             let current = s.generation == now
-            if !current {
-                // Outdated: a media URL may have moved.
-                s.generation = nil
-                s.table = Table()
-                s.forgotten = []
-            }
+            if !current { s.dropTable() }  // outdated: a media URL may have moved
             let reload = !s.loading && (current ? s.outgrown : s.attempted != now)
             if reload {
                 s.forgottenDuringRead = []
@@ -182,13 +185,7 @@ final class MediaOriginIndex: Sendable {
             s.forgottenDuringRead = nil
             // A read that failed, or that the catalog outdated while it ran, answers nothing;
             // the first look-up after the catalog changes reads again (`attempted`).
-            guard usable, changes.generation == generation else {
-                s.generation = nil
-                s.table = Table()
-                s.forgotten = []
-                s.outgrown = false
-                return
-            }
+            guard usable, changes.generation == generation else { return s.dropTable() }
             s.generation = generation
             s.table = table
             // What the old table outgrew (items forgotten while this read ran count too) is
