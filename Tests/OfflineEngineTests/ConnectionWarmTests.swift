@@ -29,6 +29,35 @@ import Testing
         #expect(try fixture.cachedBytes(item, 0..<65_536) == GeneratedBytes(size: size, seed: 3).bytes(in: 0..<65_536))
     }
 
+    /// A player that closes one episode while its stream still runs, then opens the next:
+    /// the stream's connection closed with it, and the next first read must not wait for a
+    /// new one.
+    @Test func aReadersCloseThatStopsAStreamOpensAConnectionForTheNextRead() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let first = try fixture.addItem("one.mp4", size: 16 << 20, seed: 6)
+        let next = try fixture.addItem("two.mp4", size: 1 << 20, seed: 7)
+        fixture.origin.setFault("/one.mp4", .trickle(bytesPerSecond: 1 << 20))
+        fixture.engine.startThreads()
+        fixture.fetcher.waitForWarmUp()
+        // Given a reader streaming the first item (read-ahead keeps its transfer running)
+        fixture.fetcher.readerOpened(itemID: first.id)
+        guard case .success = fixture.fetch(first, 0..<65_536, readAhead: 8 << 20) else { Issue.record("read failed"); return }
+        // When it closes the item mid-stream
+        fixture.fetcher.readerClosed(itemID: first.id)
+        // Then the origin gets a HEAD for it, on a connection of its own
+        try waitUntil { fixture.fetcher.connectionWarmUpsFinished == 1 }
+        let firstRequests = fixture.origin.requests(for: "/one.mp4")
+        #expect(firstRequests.map(\.method) == ["GET", "HEAD"], "\(firstRequests)")
+        #expect(firstRequests.count == 2 && firstRequests[1].connection != firstRequests[0].connection, "\(firstRequests)")
+        // And the next item's first bytes go out on that connection
+        guard case .success = fixture.fetch(next, 0..<65_536) else { Issue.record("read failed"); return }
+        let nextRequests = fixture.origin.requests(for: "/two.mp4")
+        #expect(nextRequests.map(\.method) == ["GET"], "\(nextRequests)")
+        #expect(nextRequests.first?.connection == firstRequests.last?.connection, "\(firstRequests) \(nextRequests)")
+        #expect(try fixture.cachedBytes(next, 0..<65_536) == GeneratedBytes(size: 1 << 20, seed: 7).bytes(in: 0..<65_536))
+    }
+
     @Test func itemsAlreadyReadOpenNoConnection() throws {
         let settings = FetchSettings(timeouts: TransferFixture.testSettings.timeouts, connectionWarmInterval: .zero)
         let fixture = try TransferFixture(settings: settings)

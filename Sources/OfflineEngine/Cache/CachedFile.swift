@@ -156,7 +156,9 @@ final class CachedFile: Sendable {
     /// and lets the others stop once their waiters have their bytes (the kernel's own
     /// read-ahead may still be waiting). Bytes that arrived go to the file and are claimed as
     /// ever; a download always has a waiter, and a new request undoes this.
-    func stopUnwantedFetches() {
+    /// - Returns: whether it stopped a transfer that was running.
+    @discardableResult
+    func stopUnwantedFetches() -> Bool {
         let handles = state.withLock { s -> [TransferHandle] in
             s.stopsWhenUnwanted = true
             var handles: [TransferHandle] = []
@@ -170,6 +172,7 @@ final class CachedFile: Sendable {
             return handles
         }
         handles.forEach(loop.cancel)
+        return !handles.isEmpty
     }
 
     static func unwanted(_ origin: FetchOrigin) -> FetchError {

@@ -10,8 +10,11 @@ import Synchronization
 /// can go; a player that opens a file right after its folder was shown would pay that on its
 /// first bytes (docs/reads.md, "The first read of an uncached item", has the measurements).
 ///
-/// At most one `HEAD` per origin (scheme, host, port) per `interval`, so that browsing does not
-/// become traffic; its answer, whatever it is, is ignored, and a failure changes nothing (the
+/// The same when a reader's close stopped a transfer that was still receiving: libcurl closes
+/// that connection, and a player moving on to the next item would otherwise connect again.
+///
+/// At most one `HEAD` per origin (scheme, host, port) per `interval` for listings, so that
+/// browsing does not become traffic; its answer, whatever it is, is ignored, and a failure changes nothing (the
 /// read that follows connects as it would have).
 final class ConnectionWarmer: Sendable {
     private let loop: TransferLoop
@@ -28,13 +31,15 @@ final class ConnectionWarmer: Sendable {
         self.timeouts = timeouts
     }
 
-    /// Sends `origin` a `HEAD` unless its host had one less than `interval` ago; true when it did.
+    /// Sends `origin` a `HEAD` unless its host had one less than `interval` ago, or whatever
+    /// the interval when `replacing` (a stopped transfer has just closed a connection to it:
+    /// one `HEAD` per closed connection is no added traffic); true when it sent one.
     @discardableResult
-    func warm(_ origin: FetchOrigin) -> Bool {
+    func warm(_ origin: FetchOrigin, replacing: Bool = false) -> Bool {
         guard let host = Self.originKey(origin.url).map(String.init) else { return false }
         let now = ContinuousClock.now
         let due = lastSent.withLock { table -> Bool in
-            if let last = table[host], now - last < interval { return false }
+            if !replacing, let last = table[host], now - last < interval { return false }
             if table.count >= Self.remembered {
                 table = table.filter { now - $0.value < interval }
                 if table.count >= Self.remembered, let oldest = table.min(by: { $0.value < $1.value }) {

@@ -267,13 +267,16 @@ public final class RangeFetcher: Sendable {
             readers.counts[itemID] = left > 0 ? left : nil
             return left <= 0
         }
-        if last {
-            for file in files.withLock({ $0.files(of: itemID) }) {
-                file.dropRecentBlocks()
-                file.stopUnwantedFetches()
-            }
+        guard last else { return }
+        var closedConnectionTo: FetchOrigin?
+        for file in files.withLock({ $0.files(of: itemID) }) {
+            file.dropRecentBlocks()
+            if file.stopUnwantedFetches() { closedConnectionTo = file.origin }
         }
-        if last { for handler in closeHandlers.withLock({ $0 }) { handler(itemID) } }
+        // A transfer stopped mid-body loses its connection (HTTP/1.1): a new one is opened
+        // now, not on the next read of that origin (a player moving on to the next episode).
+        if let closedConnectionTo { warmer?.warm(closedConnectionTo, replacing: true) }
+        for handler in closeHandlers.withLock({ $0 }) { handler(itemID) }
     }
 
     /// A player opened the item's media (`size` bytes; nil for a piece of an HLS stream): the
