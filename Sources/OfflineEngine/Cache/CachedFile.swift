@@ -157,7 +157,6 @@ final class CachedFile: Sendable {
     /// read-ahead may still be waiting). Bytes that arrived go to the file and are claimed as
     /// ever; a download always has a waiter, and a new request undoes this.
     /// - Returns: whether it stopped a transfer that was running.
-    @discardableResult
     func stopUnwantedFetches() -> Bool {
         let handles = state.withLock { s -> [TransferHandle] in
             s.stopsWhenUnwanted = true

@@ -14,8 +14,8 @@ import Synchronization
 /// that connection, and a player moving on to the next item would otherwise connect again.
 ///
 /// At most one `HEAD` per origin (scheme, host, port) per `interval` for listings, so that
-/// browsing does not become traffic; its answer, whatever it is, is ignored, and a failure changes nothing (the
-/// read that follows connects as it would have).
+/// browsing does not become traffic. Its answer, whatever it is, is ignored, and a failure
+/// changes nothing (the read that follows connects as it would have).
 final class ConnectionWarmer: Sendable {
     private let loop: TransferLoop
     private let interval: Duration
