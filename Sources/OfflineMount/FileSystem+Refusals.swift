@@ -13,7 +13,9 @@ extension OfflineFileSystem {
         reply.fail(changes.size != nil ? .permissionDenied : .notPermitted)
     }
 
-    public func removexattr(inode: UInt64, name: String, reply: Reply<Void>) { reply.fail(.notPermitted) }
+    public func removexattr(inode: UInt64, name: String, reply: Reply<Void>) {
+        reply.fail(name.hasPrefix("user.") ? .notPermitted : .notSupported)
+    }
     public func create(parent: UInt64, name: FileName, mode: UInt32, file: FileInfo, reply: Reply<CreatedFile>) {
         reply.fail(.permissionDenied)
     }

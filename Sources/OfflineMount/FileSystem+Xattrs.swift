@@ -6,9 +6,9 @@ import Synchronization
 
 /// Extended attributes (DESIGN §2, HARDENING test 8): read-only tables from `Xattrs`, and the
 /// writable ones (the two toggles, the resume point and the watched mark) turned into library
-/// commands. Never `ENOSYS` (it would disable xattrs for the whole mount): reading a name
-/// outside `user.` is `ENOTSUP`, unknown `user.` names are `ENODATA`, other writes `EPERM`,
-/// bad toggle values `EINVAL`.
+/// commands. Never `ENOSYS` (it would disable xattrs for the whole mount): any name outside
+/// `user.` is `ENOTSUP`, unknown `user.` names are `ENODATA`, other writes `EPERM`, bad
+/// toggle values `EINVAL`.
 /// Sizes and `ERANGE` are the binding's (it receives the whole value).
 extension OfflineFileSystem {
     /// Every attribute of `inode` with its value.

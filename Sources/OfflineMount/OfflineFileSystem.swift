@@ -254,6 +254,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     }
 
     public func setxattr(inode: UInt64, name: String, value: [UInt8], flags: Int32, reply: Reply<Void>) {
+        // As for reading: outside `user.` (`setfacl`, `chcon`) the mount has no namespace.
+        guard name.hasPrefix("user.") else { return reply.fail(.notSupported) }
         reply.complete(doSetxattr(inode: inode, name: name, value: value))
     }
 

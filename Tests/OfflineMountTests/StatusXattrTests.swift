@@ -93,9 +93,11 @@ struct StatusXattrTests {
             #expect(size > 0)
             #expect(try mount.xattrNamesLength(item, bufferSize: size) == size)
             #expect(throws: Errno.resultOutOfRange) { try mount.xattrNamesLength(item, bufferSize: 4) }
-            // Other writes: EPERM.
+            // Other writes: EPERM; outside `user.` (`setfacl`, `chcon`): not supported.
             #expect(throws: Errno.notPermitted) { try mount.setXattr(item, "user.offline.state", "x") }
             #expect(throws: Errno.notPermitted) { try mount.removeXattr(item, "user.offline.download") }
+            #expect(throws: Errno.notSupported) { try mount.setXattr(item, "trusted.anything", "x") }
+            #expect(throws: Errno.notSupported) { try mount.removeXattr(item, "trusted.anything") }
         }
     }
 
