@@ -156,22 +156,26 @@ final class CachedFile: Sendable {
     /// and lets the others stop once their waiters have their bytes (the kernel's own
     /// read-ahead may still be waiting). Bytes that arrived go to the file and are claimed as
     /// ever; a download always has a waiter, and a new request undoes this.
-    /// - Returns: whether it stopped a transfer that was running.
+    /// - Returns: whether it stopped a transfer before the origin had sent all it asked for
+    /// (its connection then closes).
     func stopUnwantedFetches() -> Bool {
-        let handles = state.withLock { s -> [TransferHandle] in
+        let (handles, cutShort) = state.withLock { s -> ([TransferHandle], Bool) in
             s.stopsWhenUnwanted = true
             var handles: [TransferHandle] = []
+            var cutShort = false
             for (id, fetch) in s.fetches where fetch.failure == nil {
                 let ahead = fetch.cursor..<max(fetch.cursor, s.limit(fetch))
                 let needed = s.waiters.values.contains { !s.isSatisfied($0.range) && s.clamped($0.range).overlaps(ahead) }
                 guard !needed else { continue }
                 s.fetches[id]?.failure = Self.unwanted(origin)
-                if let handle = fetch.handle { handles.append(handle) }
+                guard let handle = fetch.handle else { continue }
+                handles.append(handle)
+                if s.isLive(fetch), fetch.cursor < min(fetch.askedEnd, s.total ?? .max) { cutShort = true }
             }
-            return handles
+            return (handles, cutShort)
         }
         handles.forEach(loop.cancel)
-        return !handles.isEmpty
+        return cutShort
     }
 
     static func unwanted(_ origin: FetchOrigin) -> FetchError {
