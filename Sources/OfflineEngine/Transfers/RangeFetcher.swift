@@ -268,14 +268,12 @@ public final class RangeFetcher: Sendable {
             return left <= 0
         }
         guard last else { return }
-        var closedConnectionTo: FetchOrigin?
         for file in files.withLock({ $0.files(of: itemID) }) {
             file.dropRecentBlocks()
-            if file.stopUnwantedFetches() { closedConnectionTo = file.origin }
+            // A transfer cut short loses its connection (HTTP/1.1): its replacement opens now,
+            // not at the next read of that origin (a player moving on to the next episode).
+            if file.stopUnwantedFetches() { warmer?.warm(file.origin, replacing: true) }
         }
-        // A transfer stopped mid-body loses its connection (HTTP/1.1): a new one is opened
-        // now, not on the next read of that origin (a player moving on to the next episode).
-        if let closedConnectionTo { warmer?.warm(closedConnectionTo, replacing: true) }
         for handler in closeHandlers.withLock({ $0 }) { handler(itemID) }
     }
 
