@@ -31,7 +31,7 @@ struct BackupTests {
                 #expect(copied == fixture.originBytes(item), "\(item.fileName ?? "")")
             }
             // and becomes cached, as the mount shows
-            #expect(waitUntil { names(fixture.path("state/cached")).count == 3 })
+            #expect(eventually { names(fixture.path("state/cached")).count == 3 })
             // Then a second backup finds nothing to send
             let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources") + "/", backup + "/"])
             #expect(second.status == 0, "\(second.stderr)")
@@ -102,9 +102,9 @@ struct BackupAttributeTests {
 
             // When it is downloaded (and so also listed in state/cached, recent/ and unwatched/)
             try mount.write(".control", "download \(path)\n")
-            #expect(waitUntil { (try? fixture.current(item).state) == .cached })
+            #expect(eventually { (try? fixture.current(item).state) == .cached })
             var after = before
-            #expect(waitUntil {
+            #expect(eventually {
                 after = try mount.attributes(path)
                 return after.linkCount == 6
             }, "nlink \(after.linkCount)")

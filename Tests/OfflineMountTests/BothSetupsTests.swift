@@ -161,7 +161,7 @@ struct BothSetupsTests {
             #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
             #expect(try fixture.store.item(id: item.id)?.state == .discovered)
             #expect(try mount.names("sources/beta").contains(StandardLibrary.other))
-            #expect(waitUntil { (try? mount.names("state/cached").contains(StandardLibrary.other)) == false })
+            #expect(eventually { (try? mount.names("state/cached").contains(StandardLibrary.other)) == false })
             #expect(try mount.names("categories/news").contains(StandardLibrary.other))
         }
     }
@@ -192,7 +192,7 @@ struct BothSetupsTests {
             #expect(try fixture.store.presentRanges(itemID: item.id, file: "media") == [0..<3_000_000])
             #expect(try open.read(offset: 2_000_000, count: 4096) == [UInt8](fixture.originBytes(item)[2_000_000..<2_004_096]))
             open.close()
-            #expect(waitUntil { (try? fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty) == true })
+            #expect(eventually { (try? fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty) == true })
         }
     }
 

@@ -23,7 +23,7 @@ struct EventLinesMountTests {
         fixture.origin.setFault(mediaURL.path, .trickle(bytesPerSecond: 12 << 20))
         try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             try mount.write(".control", "download sources/acme/\(name)\n")
-            #expect(try eventually(within: 40) { try fixture.current(item).state == .cached })
+            #expect(eventually(within: 40) { try fixture.current(item).state == .cached })
             let progress = Self.lines(mount, kind: "progress")
             #expect(progress.count >= 3, "\(progress)")
             #expect(progress.allSatisfy { $0.contains("of 64.0 MiB") })

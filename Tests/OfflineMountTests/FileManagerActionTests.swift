@@ -23,12 +23,12 @@ struct FileManagerActionTests {
             let download = try mount.run([program, "action", "download", fixture.path("sources/acme/\(a.fileName!)"),
                                           fixture.path("categories/news/\(b.fileName!)")])
             #expect(download.status == 0, "\(download.stderr)")
-            #expect(try eventually(within: 20) { try fixture.current(a).state == .cached && fixture.current(b).state == .cached })
+            #expect(eventually(within: 20) { try fixture.current(a).state == .cached && fixture.current(b).state == .cached })
             // Lock one, remove the other's download (from unwatched/, where it is listed now)
             #expect(try mount.run([program, "action", "lock", fixture.path("sources/acme/\(a.fileName!)")]).status == 0)
             #expect(try fixture.current(a).locked)
             #expect(try mount.run([program, "action", "evict", fixture.path("unwatched/\(b.fileName!)")]).status == 0)
-            #expect(try eventually { try fixture.current(b).state == .discovered && fixture.current(b).bytesPresent == 0 })
+            #expect(eventually { try fixture.current(b).state == .discovered && fixture.current(b).bytesPresent == 0 })
             // A locked item's download cannot be removed: refused, with the reason in .events
             let refused = try mount.run([program, "action", "evict", fixture.path("sources/acme/\(a.fileName!)")])
             #expect(refused.status == 1 && refused.stderr.contains("evict refused"), "\(refused.stderr)")

@@ -74,7 +74,7 @@ struct HLSFilesTests {
             // Evicting it (rm) keeps its playlists: it is still listed with its size, which a
             // player needs (a 0-byte playlist made mpv wait 6 s for it to grow).
             try mount.remove(playlist)
-            #expect(waitUntil { try mount.attributes(playlist).size == size })
+            #expect(eventually { try mount.attributes(playlist).size == size })
         }
     }
 
@@ -86,8 +86,8 @@ struct HLSFilesTests {
                                                                     hlsPlaylist: "ts/master.m3u8")])["news"])
         try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
             try mount.write(".control", "download sources/tv/News [news].m3u8 quality=low\n")
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
-            #expect(waitUntil { try mount.names("sources/tv").contains("News [news].ts") })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually { try mount.names("sources/tv").contains("News [news].ts") })
 
             // The low variant's segments end to end, with an exact size.
             let expected = (0..<6).reduce(into: [UInt8]()) { $0 += originFile("ts/low/segment-0\($1).ts") ?? [] }
@@ -120,8 +120,8 @@ struct HLSFilesTests {
             #expect(try mount.contents("sources/tv/.hls/\(item.id)/init.mp4") == originFile("fmp4/init.mp4"))
 
             try mount.write(".control", "download sources/tv/Clip [clip].m3u8\n")
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
-            #expect(waitUntil { try mount.names("sources/tv").contains("Clip [clip].mp4") })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually { try mount.names("sources/tv").contains("Clip [clip].mp4") })
             let parts = ["init.mp4"] + (0..<4).map { "segment-0\($0).m4s" }
             let expected = parts.reduce(into: [UInt8]()) { $0 += originFile("fmp4/\($1)") ?? [] }
             #expect(try mount.attributes("sources/tv/Clip [clip].mp4").size == UInt64(expected.count))
@@ -142,7 +142,7 @@ struct HLSFilesTests {
             #expect(text.contains("#EXT-X-MEDIA:TYPE=SUBTITLES"), "\(text)")
 
             try mount.write(".control", "download sources/tv/Talk [talk].m3u8\n")
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
             let folder = "sources/tv/.hls/\(item.id)"
             let listed = Set(try mount.names(folder))
             #expect(listed.isSuperset(of: ["video.m3u8", "audio.m3u8", "subtitles-1.m3u8", "audio-0.ts", "subtitles-1-0.vtt"]),
@@ -165,7 +165,7 @@ struct HLSFilesTests {
         try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
             let keyPath = "sources/tv/.hls/\(item.id)/key"
             try mount.write(".control", "download sources/tv/Film [film].m3u8\n")
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
             // Segments stay encrypted in the cache; the key lives with the licence.
             #expect(try mount.contents(keyPath) == originFile("aes/key.bin"))
             #expect(try fixture.store.licence(itemID: item.id)?.key.map { [UInt8]($0) } == originFile("aes/key.bin"))
@@ -178,7 +178,7 @@ struct HLSFilesTests {
             licence.expiresAt = Date().addingTimeInterval(-1)
             try fixture.store.putLicence(licence)
             // The mount sees it with its next tree refresh (100 ms here).
-            #expect(waitUntil {
+            #expect(eventually {
                 do throws(Errno) {
                     try mount.open(keyPath).close()
                     return false

@@ -88,8 +88,8 @@ struct HLSMountTests {
                                                                     hlsPlaylist: "ts/master.m3u8")])["news"])
         try withMount(fixture, options: ["refresh=100ms"]) { mount in
             #expect(fixture.control("download sources/tv/News [news].m3u8 quality=low\n") == nil)
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
-            #expect(waitUntil { names(fixture.path("sources/tv")).contains("News [news].ts") })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually { names(fixture.path("sources/tv")).contains("News [news].ts") })
 
             // The low variant's segments end to end (their bytes: HLSFilesTests).
             let playedJoined = try play(mount, fixture.path("sources/tv/News [news].ts"))
@@ -113,8 +113,8 @@ struct HLSMountTests {
             #expect(uncached.status == 0, "ffmpeg: \(uncached.stderr)")
 
             #expect(fixture.control("download sources/tv/Clip [clip].m3u8\n") == nil)
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
-            #expect(waitUntil { names(fixture.path("sources/tv")).contains("Clip [clip].mp4") })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually { names(fixture.path("sources/tv")).contains("Clip [clip].mp4") })
             let joined = try play(mount, fixture.path("sources/tv/Clip [clip].mp4"))
             #expect(joined.status == 0, "ffmpeg: \(joined.stderr)")
         }
@@ -135,7 +135,7 @@ struct HLSMountTests {
             #expect(played.status == 0, "ffmpeg: \(played.stderr)")
 
             #expect(fixture.control("download sources/tv/Talk [talk].m3u8\n") == nil)
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
             // Offline, the cached tracks still play.
             fixture.origin.goOffline()
             let cached = try play(mount, playlist)
@@ -156,7 +156,7 @@ struct HLSMountTests {
             #expect(streamed.status == 0 && streamed.stderr.isEmpty, "ffmpeg: \(streamed.stderr)")
 
             #expect(fixture.control("download sources/tv/Film [film].m3u8\n") == nil)
-            #expect(waitUntil(seconds: 20) { (try? fixture.current(item).state) == .cached })
+            #expect(eventually(within: 20) { (try? fixture.current(item).state) == .cached })
             let played = try play(mount, playlist)
             #expect(played.status == 0, "ffmpeg: \(played.stderr)")
             let keyPath = fixture.path("sources/tv/.hls/\(item.id)/key")
@@ -166,7 +166,7 @@ struct HLSMountTests {
             licence.expiresAt = Date().addingTimeInterval(-1)
             try fixture.store.putLicence(licence)
             // The mount sees it with its next tree refresh (100 ms here).
-            #expect(waitUntil {
+            #expect(eventually {
                 let fd = open(keyPath, O_RDONLY)
                 let openErrno = errno
                 if fd >= 0 { close(fd) }

@@ -82,17 +82,6 @@ func names(_ path: String) -> Set<String> {
     Set((try? directoryInodes(path))?.keys.map { $0 } ?? [])
 }
 
-/// Polls `condition` every 20 ms for up to `seconds`: for changes that travel through the
-/// store poll and a kernel notification, which have no event a test can wait on.
-func waitUntil(seconds: Double = 10, _ condition: () throws -> Bool) -> Bool {
-    let end = Date().addingTimeInterval(seconds)
-    repeat {
-        if (try? condition()) == true { return true }
-        usleep(20_000)
-    } while Date() < end
-    return false
-}
-
 /// HARDENING test 5: a 100,000-item folder lists without error, from the in-memory tree, as
 /// `ls -l` sees it through the kernel (readdirplus, and a stat of every entry).
 extension RealMounts {

@@ -60,8 +60,8 @@ struct PlaybackMountTests {
         let name = try #require(items[0].fileName)
         try withMount(fixture) { (mount: MountedLibrary) throws in
             #expect(fixture.control("download sources/acme/\(name)\n") == nil)
-            #expect(try eventually(within: 30) { try fixture.current(items[0]).state == .cached })
-            #expect(try eventually { FileManager.default.fileExists(atPath: fixture.path("unwatched/\(name)")) })
+            #expect(eventually(within: 30) { try fixture.current(items[0]).state == .cached })
+            #expect(eventually { FileManager.default.fileExists(atPath: fixture.path("unwatched/\(name)")) })
             #expect(Self.xattr("user.offline.watched", fixture.path("unwatched/\(name)")) == "0")
 
             let played = try mount.run(Self.mpv + [fixture.path("unwatched/\(name)")], deadline: 60)
@@ -123,7 +123,7 @@ struct PlaybackMountTests {
             for name in items.compactMap(\.fileName) {
                 #expect(fixture.control("acquire sources/acme/\(name)\n") == nil)
             }
-            #expect(try eventually { try items.allSatisfy { try fixture.store.licence(itemID: $0.id)?.acquiredAt != nil } })
+            #expect(eventually { try items.allSatisfy { try fixture.store.licence(itemID: $0.id)?.acquiredAt != nil } })
             let commands: [[String]] = [
                 ["rsync", "-a", fixture.path("sources") + "/", backup + "/"],
                 ["sh", "-c", "tar c -C \"$0\" . | wc -c", fixture.path("sources")],

@@ -58,7 +58,7 @@ struct ReadAndRefusalTests {
             #expect(try fixture.store.licence(itemID: item.id)?.firstPlayedAt == nil, "a non-player started the play clock")
             let played = try mount.run(["dd", "if=" + path, "of=/dev/null", "bs=1M", "count=3"], deadline: 30)
             #expect(played.status == 0, "dd: \(played.stderr)")
-            #expect(waitUntil { (try? fixture.store.licence(itemID: item.id)?.firstPlayedAt) != nil })
+            #expect(eventually { (try? fixture.store.licence(itemID: item.id)?.firstPlayedAt) != nil })
         }
     }
 

@@ -131,8 +131,8 @@ struct SideFileTests {
             // When a program reads it: the whole file comes from the origin
             _ = try mount.contents(path)
             // Then the library records its real size, and listings show it
-            #expect(waitUntil { (try? fixture.current(item).thumbnailSize) == Int64(real.count) })
-            #expect(waitUntil { try mount.attributes(path).size == UInt64(real.count) })
+            #expect(eventually { (try? fixture.current(item).thumbnailSize) == Int64(real.count) })
+            #expect(eventually { try mount.attributes(path).size == UInt64(real.count) })
             #expect(try mount.contents(path) == [UInt8](real))
         }
     }
@@ -196,8 +196,8 @@ struct SideFileProgramTests {
             let evict = try mount.run(["sh", "-c", "echo \"$1\" > \"$2\"", "sh", "evict pod/e1 all", fixture.path(".control")])
             #expect(evict.status == 0, "\(evict.stderr)")
             let kept = CacheLayout.filePath(library: fixture.library.folder, itemID: try #require(items["e2"]).id, file: "thumbnail")
-            #expect(waitUntil { (try? FileManager.default.attributesOfItem(atPath: kept)[.referenceCount] as? Int) == 3 })
-            try fixture.origin.goOffline()
+            #expect(eventually { (try? FileManager.default.attributesOfItem(atPath: kept)[.referenceCount] as? Int) == 3 })
+            fixture.origin.goOffline()
             #expect(FileManager.default.contents(atPath: thumbnail(2)) == image)
             #expect(FileManager.default.contents(atPath: kept) == image)
             // And the evicted episode's thumbnail links the kept copy again, with the origin gone

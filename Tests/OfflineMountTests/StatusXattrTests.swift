@@ -24,7 +24,7 @@ struct StatusXattrTests {
             let before = try mount.attributes(".events").size
 
             try mount.write(".control", "download acme/ep-004\n")
-            #expect(try eventually(within: 20) { try fixture.current(remote).state == .cached })
+            #expect(eventually(within: 20) { try fixture.current(remote).state == .cached })
             // Programs following .events (tail -f) poll its size: it grows, with the state changes.
             #expect(eventually(within: 5) {
                 (try? mount.attributes(".events").size).map { $0 > before } == true
@@ -119,7 +119,7 @@ struct StatusXattrTests {
             #expect(try mount.xattr(item, "user.offline.download") == "paused")
 
             try mount.setXattr(item, "user.offline.download", "off")
-            #expect(try eventually { try fixture.current(remote).state == .discovered })
+            #expect(eventually { try fixture.current(remote).state == .discovered })
             #expect(eventually(within: 2) { (try? mount.names("state/paused"))?.contains(StandardLibrary.remote) == false })
             #expect(throws: Errno.invalidArgument) { try mount.setXattr(item, "user.offline.download", "maybe") }
 
@@ -164,7 +164,7 @@ struct StatusXattrKernelTests {
             })
 
             #expect(fixture.control("download acme/ep-004\n") == nil)
-            #expect(try eventually(within: 20) { try fixture.current(remote).state == .cached })
+            #expect(eventually(within: 20) { try fixture.current(remote).state == .cached })
             // tail -f saw the state changes (it polls fstat: the size must grow).
             #expect(eventually(within: 5) { tail.currentOutput.contains("queued → downloading") || tail.currentOutput.contains("→ cached") },
                     "\(tail.currentOutput)")
@@ -197,7 +197,7 @@ struct StatusXattrKernelTests {
             #expect(get.stdout == "paused")
 
             #expect(try mount.run(["setfattr", "-n", "user.offline.download", "-v", "off", item]).status == 0)
-            #expect(try eventually { try fixture.current(remote).state == .discovered })
+            #expect(eventually { try fixture.current(remote).state == .discovered })
             #expect(eventually(within: 2) { stat(paused, &info) == -1 })
             let bad = try mount.run(["setfattr", "-n", "user.offline.download", "-v", "maybe", item])
             #expect(bad.status != 0 && bad.stderr.contains("Invalid argument"), "\(bad.stderr)")

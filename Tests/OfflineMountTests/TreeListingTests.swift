@@ -107,8 +107,8 @@ struct TreeListingTests {
                                      ItemSpec(contentID: "ep-006", title: "Fresh", size: 10, seed: 17)])
 
             // Then: the mount shows both without a remount (the store is polled, the kernel told)
-            #expect(waitUntil { try mount.names("state/paused").contains(StandardLibrary.remote) })
-            #expect(waitUntil { try mount.names("sources/acme").contains("Fresh [ep-006].mp4") })
+            #expect(eventually { try mount.names("state/paused").contains(StandardLibrary.remote) })
+            #expect(eventually { try mount.names("sources/acme").contains("Fresh [ep-006].mp4") })
         }
     }
 }

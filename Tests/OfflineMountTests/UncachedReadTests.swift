@@ -19,8 +19,8 @@ struct UncachedReadTests {
         try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
             #expect(try mount.contents("sources/acme/\(StandardLibrary.remote)") == [UInt8](fixture.originBytes(item)))
             // Every byte arrived: the item is cached, and the mount shows it so.
-            #expect(waitUntil { (try? fixture.store.item(id: item.id)?.state) == .cached })
-            #expect(waitUntil { try mount.names("state/cached").contains(StandardLibrary.remote) })
+            #expect(eventually { (try? fixture.store.item(id: item.id)?.state) == .cached })
+            #expect(eventually { try mount.names("state/cached").contains(StandardLibrary.remote) })
         }
     }
 
@@ -69,7 +69,7 @@ struct UncachedReadTests {
         try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             let file = "sources/acme/Big [big].mp4"
             try mount.write(".control", "download \(file)\n")
-            #expect(waitUntil { (try? fixture.current(item).state) == .downloading })
+            #expect(eventually { (try? fixture.current(item).state) == .downloading })
             // Two readers stream it from the start (`dd bs=1M`) until the test ends.
             let readers = DispatchGroup(), stop = StopFlag()
             for _ in 0..<2 {

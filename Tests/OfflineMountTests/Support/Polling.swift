@@ -2,14 +2,16 @@ import Foundation
 import OfflineStore
 
 /// Polls `condition` every 10 ms until it holds or `deadline` seconds pass; returns whether it
-/// held. Tests wait for effects this way instead of sleeping a fixed time.
-func eventually(within deadline: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+/// held. A condition that throws has not held yet: a name may be missing until the tree's next
+/// rebuild, a state until the store's next poll. Tests wait for effects this way instead of
+/// sleeping a fixed time.
+func eventually(within deadline: Double = 10, _ condition: () throws -> Bool) -> Bool {
     let end = Date().addingTimeInterval(deadline)
-    while Date() < end {
-        if try condition() { return true }
+    repeat {
+        if (try? condition()) == true { return true }
         usleep(10_000)
-    }
-    return try condition()
+    } while Date() < end
+    return false
 }
 
 extension LibraryFixture {
