@@ -55,11 +55,13 @@ extension LibraryStore {
         // An integer: spelled into the SQL as it is.
         let onlyItem = only.map { " AND item.id = \($0)" } ?? ""
         // Links and subtitle tracks first, by item id (an SQL join would repeat every
-        // item's columns per link); most libraries have few.
-        var categoryIDs: [Int64: [Int64]] = [:]
-        let links = "SELECT itemID, categoryID FROM itemCategory" + (only.map { " WHERE itemID = \($0)" } ?? "")
-        try SQLiteColumns.forEachRow(db, sql: links) { row in
-            categoryIDs[row.int64(0), default: []].append(row.int64(1))
+        // item's columns per link). The links in key order in one flat table, found by
+        // binary search: not a small array per item, all alive through the scan (100,000
+        // blocks for a large catalog, left as holes among what the mount allocates meanwhile).
+        var links = CategoryLinks()
+        try SQLiteColumns.forEachRow(db, sql: "SELECT itemID, categoryID FROM itemCategory"
+                                         + (only.map { " WHERE itemID = \($0)" } ?? "") + " ORDER BY itemID, categoryID") { row in
+            links.append(itemID: row.int64(0), categoryID: row.int64(1))
         }
         // Tracks in catalog order: a subtitle file's number in the mount is its place in the list.
         // The column only ever holds what `JSONText` wrote; anything else counts as no tracks.
@@ -91,7 +93,7 @@ extension LibraryStore {
                 size: row.optionalInt64(5), bytesPresent: row.int64(6), publishedAt: row.date(7),
                 downloadedAt: row.date(8), addedAt: row.date(9) ?? Date(timeIntervalSince1970: 0),
                 hasThumbnail: row.bool(10), thumbnailSize: row.optionalInt64(11), subtitles: subtitles[id] ?? [],
-                categoryIDs: categoryIDs[id] ?? [])
+                categoryIDs: links.categories(of: id))
             outline.watched = row.bool(12)
             outline.lastPlayedAt = row.date(13)
             try body(outline)
@@ -111,5 +113,28 @@ extension LibraryStore {
             outline.namedByContentID = true
             try body(outline)
         }
+    }
+}
+
+/// Item–category links sorted by item id, as two flat arrays.
+private struct CategoryLinks {
+    private var itemIDs: [Int64] = []
+    private var categoryIDs: [Int64] = []
+
+    /// In `(itemID, categoryID)` order.
+    mutating func append(itemID: Int64, categoryID: Int64) {
+        itemIDs.append(itemID)
+        categoryIDs.append(categoryID)
+    }
+
+    func categories(of itemID: Int64) -> [Int64] {
+        var low = 0, high = itemIDs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if itemIDs[middle] < itemID { low = middle + 1 } else { high = middle }
+        }
+        var end = low
+        while end < itemIDs.count, itemIDs[end] == itemID { end += 1 }
+        return Array(categoryIDs[low..<end])
     }
 }
