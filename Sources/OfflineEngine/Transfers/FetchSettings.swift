@@ -23,10 +23,11 @@ public struct FetchSettings: Sendable {
     public var maxRestarts: Int
     /// Arriving bytes gather in this many 1 MiB blocks at most, engine-wide, before they go to
     /// the cache files past the page cache (`StagingBlock`); 0: written as they come, through
-    /// the page cache. 24: one streaming reader keeps its whole read-ahead (8 MiB) and what it
+    /// the page cache. 16: one streaming reader keeps its whole read-ahead (8 MiB) and what it
     /// reads next in memory; four at once share them, each held back while its own blocks are
     /// written. A larger pool made a cold read slower here, not faster (the blocks no longer
-    /// fit the CPU's cache between arriving and being read), and cost its size in RSS.
+    /// fit the CPU's cache between arriving and being read), and cost its size in RSS; four
+    /// readers were no faster with 24 (docs/transfers.md, "Pool size").
     public var stagingBlocks: Int
     /// A reader that wants this many bytes at once or more (its read plus its read-ahead)
     /// streams: its fetch asks the origin for the rest of the file and pauses whenever it is
@@ -51,7 +52,7 @@ public struct FetchSettings: Sendable {
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
                 flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 128 << 10,
-                maxRestarts: Int = 3, stagingBlocks: Int = 24, streamBytes: Int64 = 384 << 10,
+                maxRestarts: Int = 3, stagingBlocks: Int = 16, streamBytes: Int64 = 384 << 10,
                 pausedFetchLimit: Duration = .seconds(15), connectionWarmInterval: Duration? = .seconds(30),
                 idleFilesKept: Int = 16, cacheDescriptors: Int = 32) {
         self.timeouts = timeouts
