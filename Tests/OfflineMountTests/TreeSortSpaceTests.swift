@@ -28,7 +28,7 @@ struct TreeSortSpaceTests {
         let tmpfs = try ChildProcess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", temporary])
         try #require(tmpfs.status == 0, "\(tmpfs.stderr)")
         defer { _ = try? ChildProcess.run(["umount", "-l", temporary]) }
-        let fill = try ChildProcess.run(["dd", "if=/dev/zero", "of=\(temporary)/fill", "bs=4k"])
+        let fill = try ChildProcess.run(["env", "LC_ALL=C", "dd", "if=/dev/zero", "of=\(temporary)/fill", "bs=4k"])
         try #require(fill.stderr.contains("No space left"), "\(fill.stderr)")
 
         // When
