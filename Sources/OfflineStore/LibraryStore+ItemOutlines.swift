@@ -28,7 +28,7 @@ extension LibraryStore {
     /// The query scans the table: with `fileName IS NOT NULL` free to use the file name's
     /// index, SQLite walked the index and looked up every row from it.
     ///
-    /// The listing order is sorted by SQLite, past 2 MiB (about 16,000 items) in a temporary
+    /// The listing order is sorted by SQLite, past 1 MiB (about 8,000 items) in a temporary
     /// file (in `SQLITE_TMPDIR`, else `/var/tmp` or `/tmp`): sorted in memory, 100,000 items
     /// were 100,000 small blocks alive at once, left as holes in the mount's heap. When that
     /// file cannot be written (its folder full), the sort is done in memory instead.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import OfflineStore
 
@@ -28,6 +29,15 @@ struct LibraryStoreTests {
                 #expect(try store.writerPragma("cache_size") == "-32768")
             }
             // A mount's commits for weeks after a sync do not fill a 32 MiB cache.
+            #expect(try store.writerPragma("cache_size") == "-2000")
+        }
+    }
+
+    @Test("Readers keep a 256 KiB page cache; the writer keeps SQLite's 2 MiB")
+    func readerCacheIsSmall() throws {
+        try withLibrary { store, _ throws in
+            // A commit empties every reader's cache (WAL): a large one only moves the mount's memory.
+            #expect(try store.read { db in try String.fetchOne(db, sql: "PRAGMA cache_size") } == "-256")
             #expect(try store.writerPragma("cache_size") == "-2000")
         }
     }
