@@ -110,25 +110,29 @@ public struct ReaderClassifier: Sendable {
     public func classify(threadID: Int32) -> (name: String, readerClass: ReaderClass) {
         guard threadID > 0, let pid = threadGroup(of: threadID),
               let comm = read("\(proc)/\(pid)/comm") else { return ("", .other) }
-        let name = comm.trimmingCharacters(in: .newlines)
+        let name = String(decoding: comm.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         return (name, classes.readerClass(of: name))
     }
 
+    /// From the `Tgid:\t1234` line. Bytes, not Foundation's trimming: this runs before every
+    /// open is answered.
     private func threadGroup(of threadID: Int32) -> Int32? {
         guard let status = read("\(proc)/\(threadID)/status") else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("Tgid:") {
-            return Int32(line.dropFirst("Tgid:".count).trimmingCharacters(in: .whitespaces))
+        let field = Array("Tgid:".utf8)
+        for line in status.split(separator: UInt8(ascii: "\n")) where line.starts(with: field) {
+            let digits = line.dropFirst(field.count).drop { $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: " ") }
+            return Int32(String(decoding: digits, as: UTF8.self))
         }
         return nil
     }
 
-    private func read(_ path: String) -> String? {
+    private func read(_ path: String) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count], as: UTF8.self)
+        return Array(buffer[..<count])
     }
 }
