@@ -22,6 +22,10 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // A generic type's metadata through its accessor, not by demangling its name: demangling
+    // checks each conformance by scanning every conformance record of the process, at the
+    // first use of each type, i.e. during a fresh mount's first open and read (docs/decisions.md).
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
 ]
 
 let package = Package(
