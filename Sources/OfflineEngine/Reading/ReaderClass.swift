@@ -118,7 +118,7 @@ public struct ReaderClassifier: Sendable {
     /// open is answered.
     private func threadGroup(of threadID: Int32) -> Int32? {
         guard let status = read("\(proc)/\(threadID)/status") else { return nil }
-        let field = Array("Tgid:".utf8)
+        let field = "Tgid:".utf8
         for line in status.split(separator: UInt8(ascii: "\n")) where line.starts(with: field) {
             let digits = line.dropFirst(field.count).drop { $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: " ") }
             return Int32(String(decoding: digits, as: UTF8.self))
