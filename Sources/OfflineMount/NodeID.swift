@@ -169,8 +169,8 @@ public enum HLSParent: Hashable, Sendable {
 }
 
 /// The root's hidden files (DESIGN §2): the control file and the status files. Not items:
-/// served by `ControlFile`, `StatusFiles` and `EventsFile`, never cached by the kernel's page
-/// cache (`direct_io`).
+/// served by `ControlFile`, `StatusSnapshots` and `EventsFile`, never cached by the kernel's
+/// page cache (`direct_io`).
 public enum HiddenFile: UInt64, CaseIterable, Hashable, Sendable {
     case control = 6
     case status = 7

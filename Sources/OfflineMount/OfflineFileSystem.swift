@@ -46,7 +46,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     let performer: any CommandPerformer
     let control: ControlFile
     let events: EventsFile
-    let rates = RateMeter()
+    /// Download speeds measured between renders of the status files.
+    let rates = Mutex(SpeedMeter(window: 10))
     let clock: @Sendable () -> Date
     /// Contents of each open `.status`/`.status.json`, so reads at any offset see one
     /// consistent text, and the latest snapshot of each (`StatusSnapshots`).

@@ -5,7 +5,7 @@ import OfflineMount
 import OfflineStore
 import Testing
 
-/// The pure parts of the control issue: `.status`/`.status.json` renderers, the xattr tables
+/// The pure parts of the control issue: the status report and its speeds, the xattr tables
 /// and the toggles' commands (no kernel).
 struct StatusFilesTests {
     let fixtures = TreeUnitTests()
@@ -18,26 +18,52 @@ struct StatusFilesTests {
     }
 
     @Test func statusListsEveryRequestedItemBusiestFirstWithSpeedAndETA() {
-        let items = [summary(1, .cached, bytes: 100), summary(2, .discovered), summary(3, .downloading, bytes: 25, size: 1_000_000),
-                     summary(4, .failed, error: .httpError), summary(5, .queued)]
-        let rows = StatusFiles.rows(items, speeds: [3: 2048, 1: 999])
-        #expect(rows.map(\.item.id) == [3, 5, 4, 1])
+        // Given two renders a second apart, item 3 downloading 2 KiB in between
+        func items(downloaded: Int64) -> [ItemSummary] {
+            [summary(1, .cached, bytes: 100), summary(2, .discovered), summary(3, .downloading, bytes: downloaded, size: 1_000_000),
+             summary(4, .failed, error: .httpError), summary(5, .queued)]
+        }
+        var meter = SpeedMeter()
+        _ = StatusReport.rows(items(downloaded: 25), meter: &meter, at: 100)
+        let rows = StatusReport.rows(items(downloaded: 2073), meter: &meter, at: 101)
+        // Then the requested items come busiest first, the downloading one with its speed and ETA
+        #expect(rows.map(\.id) == [3, 5, 4, 1])
         #expect(rows[0].speed == 2048)
-        #expect(rows[0].etaSeconds == ((1_000_000 - 25) / 2048.0).rounded(.up))
+        #expect(rows[0].eta == ((1_000_000 - 2073) / 2048.0).rounded(.up))
         #expect(rows[3].speed == nil)  // only downloading items have a speed
-        let table = StatusFiles.table(rows, now: Date(timeIntervalSince1970: 0))
+        let table = StatusReport.table(rows, now: Date(timeIntervalSince1970: 0))
         let lines = table.split(separator: "\n").map(String.init)
         #expect(lines[0].contains("1 downloading, 1 queued, 1 failed, 1 cached"))
         #expect(lines[1].hasPrefix("STATE"))
-        #expect(lines[2].hasPrefix("downloading") && lines[2].contains("2.0 KiB/s") && lines[2].contains("8m09s")
+        #expect(lines[2].hasPrefix("downloading") && lines[2].contains("2.0 KiB/s") && lines[2].contains("8m08s")
             && lines[2].contains("sources/acme/Item 3 [c3].mp4"), "\(lines[2])")
         #expect(lines[4].contains("(http-error)"))
-        #expect(StatusFiles.table([], now: Date()).contains("nothing requested"))
+        #expect(StatusReport.table([], now: Date()).contains("nothing requested"))
+    }
+
+    @Test func aSpeedIsMeasuredOverTheWindowAndForgottenWhenTheDownloadEnds() {
+        var meter = SpeedMeter(window: 3)
+        meter.record(7, bytes: 0, at: 0)
+        meter.record(7, bytes: 1_000, at: 0.1)
+        #expect(meter.speed(7) == nil, "two samples 0.1 s apart tell nothing yet")
+        for second in 1...10 { meter.record(7, bytes: Int64(second) * 1_000 + (second > 6 ? 9_000 * Int64(second - 6) : 0), at: Double(second)) }
+        // From second 7 on it gains 10 kB a second: the speed follows within the window
+        #expect(meter.speed(7) == 10_000)
+        #expect(meter.eta(7, size: 100_000) == ((100_000 - 46_000) / 10_000.0).rounded(.up))
+        // Bytes discarded (an eviction): measured afresh
+        meter.record(7, bytes: 500, at: 11)
+        #expect(meter.speed(7) == nil)
+        // An item no longer downloading is forgotten at the next render
+        var rows = [summary(7, .cached, bytes: 100)]
+        rows = StatusReport.rows(rows, meter: &meter, at: 12)
+        #expect(meter.speed(7) == nil && rows[0].speed == nil)
     }
 
     @Test func statusJSONCarriesTheDesignFields() throws {
-        let rows = StatusFiles.rows([summary(3, .downloading, bytes: 50)], speeds: [3: 10])
-        let json = try JSONSerialization.jsonObject(with: Data(StatusFiles.json(rows, now: Date()))) as? [String: Any]
+        var meter = SpeedMeter()
+        _ = StatusReport.rows([summary(3, .downloading, bytes: 40)], meter: &meter, at: 0)
+        let rows = StatusReport.rows([summary(3, .downloading, bytes: 50)], meter: &meter, at: 1)
+        let json = try JSONSerialization.jsonObject(with: Data(StatusReport.json(rows, now: Date()))) as? [String: Any]
         let item = try #require((json?["items"] as? [[String: Any]])?.first)
         for field in ["id", "source", "contentId", "title", "fileName", "path", "type", "state", "size", "bytes", "progress",
                       "licence", "licenceExpires", "categories", "speed", "eta"] {

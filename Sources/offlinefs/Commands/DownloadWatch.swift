@@ -11,7 +11,7 @@ struct DownloadWatch {
 
     /// Returns the number of items that did not end `cached`.
     func run() -> Int {
-        var meter = ProgressMeter()
+        var meter = SpeedMeter(window: 3)
         var lastLines: [Int64: String] = [:]
         var lastPlain: [Int64: (state: String, time: Double)] = [:]
         var drawn = 0

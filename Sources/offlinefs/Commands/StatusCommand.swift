@@ -20,21 +20,16 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let library = try options.open()
-        var meter = ProgressMeter()
-        let start = Date()
+        var meter = SpeedMeter()
+        let start = ContinuousClock.now
         repeat {
-            var items = try library.items(.notDiscovered)
-            let now = Date().timeIntervalSince(start)
-            for index in items.indices where items[index].state == ItemState.downloading.rawValue {
-                meter.record(items[index].id, bytes: items[index].bytes, at: now)
-                items[index].speed = meter.speed(items[index].id)
-                items[index].eta = meter.eta(items[index].id, size: items[index].size)
-            }
+            let elapsed = (ContinuousClock.now - start) / .seconds(1)
+            let rows = StatusReport.rows(try library.items(.notDiscovered), meter: &meter, at: elapsed)
             if json {
-                try printJSON(items)
+                try printJSON(rows)
             } else {
                 if watch, isatty(1) == 1 { print("\u{1B}[H\u{1B}[2J", terminator: "") }
-                print(render(items), terminator: "")
+                print(StatusReport.table(rows, now: Date()), terminator: "")
                 let holder = EngineLock.holder(folder: library.folder)
                 if let holder, kill(holder.pid, 0) == 0 {
                     print("engine: pid \(holder.pid)" + (holder.mountpoint.map { ", mounted on \($0)" } ?? ""))
@@ -43,18 +38,5 @@ struct StatusCommand: ParsableCommand {
             fflush(nil)
             if watch { usleep(1_000_000) }
         } while watch
-    }
-
-    private func render(_ items: [ItemSummary]) -> String {
-        guard !items.isEmpty else { return "no item is queued, downloading or cached\n" }
-        var table = TextTable(["STATE", "PROGRESS", "SIZE", "SPEED", "ETA", "ERROR", "ITEM"])
-        for item in items {
-            table.add([
-                item.state, item.progressText, item.size.map { item.sizeMark + formatBytes($0) } ?? "?",
-                item.speed.map { formatBytes(Int64($0)) + "/s" } ?? "", item.eta.map(formatDuration) ?? "",
-                item.error ?? "", "\(item.source)/\(item.fileName)",
-            ])
-        }
-        return table.render()
     }
 }
