@@ -55,6 +55,40 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         String(format: "%.1f%%", progress * 100) + (segments.map { " \($0) seg" } ?? "")
     }
 
+    /// DESIGN §6's fields are always there (`error` and `size` as null when there is none), so
+    /// a script may index them; the rest only when they have a value.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(source, forKey: .source)
+        try container.encode(contentId, forKey: .contentId)
+        try container.encode(title, forKey: .title)
+        try container.encode(fileName, forKey: .fileName)
+        try container.encode(path, forKey: .path)
+        try container.encode(type, forKey: .type)
+        try container.encode(state, forKey: .state)
+        try container.encode(error, forKey: .error)
+        try container.encode(size, forKey: .size)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(progress, forKey: .progress)
+        try container.encode(licence, forKey: .licence)
+        try container.encode(licenceExpires, forKey: .licenceExpires)
+        try container.encode(categories, forKey: .categories)
+        try container.encodeIfPresent(mediaURL, forKey: .mediaURL)
+        try container.encodeIfPresent(mimeType, forKey: .mimeType)
+        try container.encodeIfPresent(duration, forKey: .duration)
+        try container.encodeIfPresent(published, forKey: .published)
+        try container.encodeIfPresent(downloaded, forKey: .downloaded)
+        try container.encode(watched, forKey: .watched)
+        try container.encode(position, forKey: .position)
+        try container.encodeIfPresent(lastPlayed, forKey: .lastPlayed)
+        try container.encodeIfPresent(speed, forKey: .speed)
+        try container.encodeIfPresent(eta, forKey: .eta)
+        try container.encodeIfPresent(segments, forKey: .segments)
+        try container.encodeIfPresent(variant, forKey: .variant)
+        try container.encodeIfPresent(sizeIsEstimate, forKey: .sizeIsEstimate)
+    }
+
     public init(_ listing: ItemListing, licence: Licence?) {
         let item = listing.item
         id = item.id

@@ -65,10 +65,11 @@ struct StatusFilesTests {
         let rows = StatusReport.rows([summary(3, .downloading, bytes: 50)], meter: &meter, at: 1)
         let json = try JSONSerialization.jsonObject(with: Data(StatusReport.json(rows, now: Date()))) as? [String: Any]
         let item = try #require((json?["items"] as? [[String: Any]])?.first)
-        for field in ["id", "source", "contentId", "title", "fileName", "path", "type", "state", "size", "bytes", "progress",
-                      "licence", "licenceExpires", "categories", "speed", "eta"] {
+        for field in ["id", "source", "contentId", "title", "fileName", "path", "type", "state", "error", "size", "bytes",
+                      "progress", "licence", "licenceExpires", "categories", "speed", "eta"] {
             #expect(item[field] != nil, "\(field)")
         }
+        #expect(item["error"] is NSNull, "no error: null, not left out")
         #expect(item["state"] as? String == "downloading")
         #expect(item["eta"] as? Double == 5)
         #expect(json?["time"] is String)
