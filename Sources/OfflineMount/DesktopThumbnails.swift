@@ -103,11 +103,6 @@ final class DesktopThumbnails: Sendable {
         }
     }
 
-    /// Waits until what was asked so far is done (tests).
-    func drain() {
-        queue.sync {}
-    }
-
     /// Writes the entries of `path` unless they are there for `mtime`; whether it wrote.
     private func write(_ path: String, itemID: Int64, mtime: Int) -> Bool {
         if state.withLock({ $0.written[path] }) == mtime { return false }

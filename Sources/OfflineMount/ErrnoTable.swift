@@ -27,20 +27,19 @@ public final class ErrnoTable: Sendable {
         }
     }
 
-    /// Any other error on a request path; `subject` (a path) goes in the log line, not in the
-    /// kind of failure logged once.
-    public func errno(for error: any Error, during operation: String, about subject: String? = nil) -> Errno {
+    /// Any other error on a request path, logged once per operation and kind of error.
+    public func errno(for error: any Error, during operation: String) -> Errno {
         switch error {
         case let errno as Errno: return errno
         case let fetch as FetchError: return self.errno(for: fetch)
         case _ where EngineError.meansNoSuchItem(error): return .noSuchFileOrDirectory
         case let posix as POSIXError where posix.code == .EMFILE || posix.code == .ENFILE:
-            logDescriptorShortage("\(operation)\(subject.map { " " + $0 } ?? ""): \(posix)")
+            logDescriptorShortage("\(operation): \(posix)")
             return .ioError
         default:
             let kind = "\(operation): \(type(of: error))"
             if logged.withLock({ $0.insert(kind).inserted }) {
-                logger.error("\(operation)\(subject.map { " " + $0 } ?? "") failed, answered EIO (further errors of this kind are not logged): \(error)")
+                logger.error("\(operation) failed, answered EIO (further errors of this kind are not logged): \(error)")
             }
             return .ioError
         }

@@ -175,7 +175,7 @@ final class HLSFiles: Sendable {
         let open: @Sendable () -> Void = { [self, answer, playback] in
             let partReader = library.openPart(itemID: itemID, key: part.resource, size: size(of: part, itemID: itemID),
                                               baseOffset: part.range?.lowerBound ?? 0, playbackOffset: playback,
-                                              playbackSize: nil, readerClass: readerClass)
+                                              readerClass: readerClass)
             reply.succeed(openFiles.register(.item(partReader), itemID: itemID, answer: answer))
         }
         if size(of: part, itemID: itemID) != nil { return open() }

@@ -155,17 +155,6 @@ public enum HLSParent: Hashable, Sendable {
         case .unwatched: 3 << 22 | 0x3f_fffe
         }
     }
-
-    /// The inode of the folder itself.
-    var folder: UInt64 {
-        switch self {
-        case .source(let id): NodeID.source(id).inode
-        case .category(let id): NodeID.category(id).inode
-        case .stateFolder(let index): NodeID.stateFolder(index).inode
-        case .recent: NodeID.recent.inode
-        case .unwatched: NodeID.unwatched.inode
-        }
-    }
 }
 
 /// The root's hidden files (DESIGN §2): the control file and the status files. Not items:

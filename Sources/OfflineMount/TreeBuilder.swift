@@ -105,19 +105,6 @@ public struct TreeBuilder {
         }
     }
 
-    /// Builds the whole tree from full listings (`ItemListing` rows): the same
-    /// tree as from their outlines.
-    public static func build(sources: [Source], categories: [Category], items: [ItemListing],
-                             uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
-                             joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
-        let categoryIDs = Dictionary(categories.map { ($0.path, $0.id) }, uniquingKeysWith: { first, _ in first })
-        let outlines = items.compactMap { listing in
-            ItemOutline(listing.item, categoryIDs: listing.categoryPaths.compactMap { categoryIDs[$0] })
-        }
-        return build(sources: sources, categories: categories, items: outlines, uid: uid, gid: gid, folderTime: folderTime,
-                     recentCutoff: recentCutoff, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries)
-    }
-
     /// Lists a name in the folder at `slot` unless the name is taken there.
     private mutating func add(_ name: FileName, inode: UInt64, isDirectory: Bool, to slot: Int) {
         let entry = names.append(name.bytes, inode: inode, isDirectory: isDirectory)
@@ -262,11 +249,6 @@ public struct TreeBuilder {
     /// The media file, then `<stem>-thumb.jpg` and `<stem>.<lang>.<vtt|srt>` when the catalog
     /// has them. A side file whose name would pass 255 bytes or whose language tag is not a
     /// plain tag is left out (feeds are untrusted: the tag becomes part of a name).
-    public static func files(of item: Item, fileName: String) -> [TreeItemFile] {
-        files(fileName: fileName, hasThumbnail: item.thumbnailURL != nil, thumbnailSize: item.thumbnailSize,
-              subtitles: item.subtitles)
-    }
-
     static func files(fileName: String, hasThumbnail: Bool, thumbnailSize: Int64? = nil,
                       subtitles: [SubtitleTrack], nfoSize: UInt64? = nil) -> [TreeItemFile] {
         var files = [TreeItemFile(name: FileName(fileName), key: "media")]

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import OfflineEngine
 import OfflineHTTP
 import OfflineStore
@@ -10,8 +9,7 @@ import Testing
 /// exactly one answer, whichever way it ends.
 @Suite struct ItemFileReaderTests {
     private func reading(_ fixture: TransferFixture, readTimeout: Duration = .seconds(10)) -> LibraryReader {
-        LibraryReader(fetcher: fixture.fetcher, view: LibraryView(store: fixture.store), readTimeout: readTimeout,
-                      logger: Logger(label: "test"))
+        LibraryReader(fetcher: fixture.fetcher, view: LibraryView(store: fixture.store), readTimeout: readTimeout)
     }
 
     /// Reads `count` bytes at `offset`, collecting every answer; waits (bounded) for the first.

@@ -299,3 +299,22 @@ private func stackAddress() -> Int {
     var local = 0
     return withUnsafeMutablePointer(to: &local) { Int(bitPattern: $0) }
 }
+
+extension TreeBuilder {
+    /// The tree of full listings (`ItemListing` rows): the same as from their outlines.
+    static func build(sources: [Source], categories: [OfflineStore.Category], items: [ItemListing],
+                      uid: UInt32, gid: UInt32, folderTime: Timestamp, recentCutoff: Date,
+                      joinedExtensions: [Int64: String] = [:], licenceExpiries: [Int64: Date] = [:]) -> TreeSnapshot {
+        let categoryIDs = Dictionary(categories.map { ($0.path, $0.id) }, uniquingKeysWith: { first, _ in first })
+        let outlines = items.compactMap { listing in
+            ItemOutline(listing.item, categoryIDs: listing.categoryPaths.compactMap { categoryIDs[$0] })
+        }
+        return build(sources: sources, categories: categories, items: outlines, uid: uid, gid: gid, folderTime: folderTime,
+                     recentCutoff: recentCutoff, joinedExtensions: joinedExtensions, licenceExpiries: licenceExpiries)
+    }
+
+    static func files(of item: Item, fileName: String) -> [TreeItemFile] {
+        files(fileName: fileName, hasThumbnail: item.thumbnailURL != nil, thumbnailSize: item.thumbnailSize,
+              subtitles: item.subtitles)
+    }
+}

@@ -23,9 +23,8 @@ protocol CacheIndex: AnyObject, Sendable {
     /// The file's origin and durable state, in one read; nil when the item is unknown or has
     /// no such file to fetch.
     func load(itemID: Int64, file: CacheFileKey) throws -> StoredCacheFile?
-    /// Claims `ranges` are on disk (their bytes were flushed first) for `validator`.
-    func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws
-    /// Several claims in one transaction; returns the indices skipped (their item is gone).
+    /// Claims ranges are on disk (their bytes were flushed first) for their validator, in one
+    /// transaction; returns the indices skipped (their item is gone).
     func commit(_ batch: [CacheCommit]) throws -> Set<Int>
     /// Forgets every range; new bytes will belong to `validator`.
     func reset(itemID: Int64, file: CacheFileKey, validator: CacheValidator?) throws
@@ -71,10 +70,6 @@ final class StoreCacheIndex: CacheIndex {
         guard let url else { return nil }
         // As open as the source's own feed URL (a LAN server may serve LAN media).
         return FetchOrigin(url: url, destinationPolicy: .forFeed(host: URL(string: source.feedURL)?.host ?? ""))
-    }
-
-    func commit(itemID: Int64, file: CacheFileKey, ranges: [Range<Int64>], validator: CacheValidator?) throws {
-        try store.commitPresentRanges(itemID: itemID, file: file, ranges: ranges, validator: validator)
     }
 
     func commit(_ batch: [CacheCommit]) throws -> Set<Int> {

@@ -27,7 +27,6 @@ struct CachedFileTable {
         sweepAt = max(2 * idleKept, 2)
     }
 
-    var count: Int { entries.count }
     var all: [CachedFile] { entries.values.map(\.file) }
 
     func files(of itemID: Int64) -> [CachedFile] {
@@ -50,13 +49,6 @@ struct CachedFileTable {
     /// Forgets the file: its next use loads it from the store again.
     mutating func remove(_ id: FileID) {
         entries[id] = nil
-    }
-
-    /// Forgets the files `shouldRemove` picks; returns them.
-    mutating func removeAll(where shouldRemove: (FileID, CachedFile) -> Bool) -> [CachedFile] {
-        let removed = entries.filter { shouldRemove($0.key, $0.value.file) }
-        for id in removed.keys { entries[id] = nil }
-        return removed.values.map(\.file)
     }
 
     mutating func insert(_ file: CachedFile, as id: FileID) {

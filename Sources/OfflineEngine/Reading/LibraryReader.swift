@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-public import Logging
 import Synchronization
 
 /// How a front end (the FUSE mount) reads a library's item files: opening one gives an
@@ -10,7 +9,6 @@ public final class LibraryReader: Sendable {
     let fetcher: RangeFetcher
     let view: LibraryView
     let readTimeout: Duration
-    let logger: Logger
     /// Where large answers of reads that waited are sent from, off the transfer thread.
     /// Concurrent: each answer is a copy into its reader's pages, and with several readers
     /// one serial queue did all of their copies on one core.
@@ -21,11 +19,10 @@ public final class LibraryReader: Sendable {
     private let wholeAtLastOpen = Mutex<Set<Int64>>([])  // leaf lock
 
     /// - Parameter readTimeout: the read bound: a read whose bytes cannot be had by then fails.
-    public init(fetcher: RangeFetcher, view: LibraryView, readTimeout: Duration, logger: Logger) {
+    public init(fetcher: RangeFetcher, view: LibraryView, readTimeout: Duration) {
         self.fetcher = fetcher
         self.view = view
         self.readTimeout = readTimeout
-        self.logger = logger
     }
 
     /// An open of an item's media.
@@ -77,12 +74,12 @@ public final class LibraryReader: Sendable {
 
     /// Opens a part of an HLS stream: cache file `key` from `baseOffset` (a byte-range part),
     /// `size` bytes when known. `playbackOffset`: where the part starts in the stream's
-    /// playback (nil: reading it is not playback, like a key's); `size` of the whole item
-    /// for a player's session (nil: a piece of a stream).
+    /// playback (nil: reading it is not playback, like a key's); a player's session does not
+    /// know the stream's size.
     public func openPart(itemID: Int64, key: CacheFileKey, size: Int64?, baseOffset: Int64, playbackOffset: Int64?,
-                         playbackSize: Int64?, readerClass: ReaderClass) -> ItemFileReader {
+                         readerClass: ReaderClass) -> ItemFileReader {
         let playback = playbackOffset != nil && readerClass == .player
-            ? fetcher.startPlayback(itemID: itemID, size: playbackSize) : nil
+            ? fetcher.startPlayback(itemID: itemID, size: nil) : nil
         return ItemFileReader(reading: self, itemID: itemID, key: key, size: size, baseOffset: baseOffset,
                               playbackOffset: playbackOffset ?? 0, readerClass: readerClass, playback: playback,
                               scannerReads: nil, locksItem: true)

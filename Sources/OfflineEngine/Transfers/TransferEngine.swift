@@ -13,11 +13,9 @@ public final class TransferEngine: Sendable {
 
     let store: LibraryStore
 
-    public init(store: LibraryStore, settings: FetchSettings = FetchSettings(),
-                loopConfiguration: TransferLoop.Configuration = TransferLoop.Configuration(),
-                attemptsPerDownload: Int = 3) throws {
+    public init(store: LibraryStore, settings: FetchSettings = FetchSettings(), attemptsPerDownload: Int = 3) throws {
         self.store = store
-        loop = TransferLoop(configuration: loopConfiguration)
+        loop = TransferLoop()
         hls = HLSStreams(store: store, timeouts: HTTPTimeouts(connect: settings.timeouts.connect,
                                                                lowSpeedBytesPerSecond: settings.timeouts.lowSpeedBytesPerSecond,
                                                                lowSpeedSeconds: settings.timeouts.lowSpeedSeconds,
@@ -93,11 +91,11 @@ public final class TransferEngine: Sendable {
         return Array(Set(["media"] + hlsFiles + claimed)).sorted()
     }
 
-    /// Forgets an item's media bytes (store first, then disk) and, unless `keepRendition`, an
-    /// HLS item's chosen rendition, so the next download chooses again with fresh URLs.
-    public func discardMedia(itemID: Int64, keepRendition: Bool = false) throws {
+    /// Forgets an item's media bytes (store first, then disk) and an HLS item's chosen
+    /// rendition, so the next download chooses again with fresh URLs.
+    public func discardMedia(itemID: Int64) throws {
         for file in mediaFiles(itemID: itemID) { try fetcher.discard(itemID: itemID, file: file) }
-        if !keepRendition { hls.forget(itemID: itemID) }
+        hls.forget(itemID: itemID)
     }
 
     /// The cache files of an item's thumbnail and subtitles.
