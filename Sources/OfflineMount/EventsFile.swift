@@ -51,12 +51,9 @@ final class EventsFile: Sendable {
         let end = update().size
         guard offset >= 0, offset < end, size > 0 else { return [] }
         let (first, firstStart, count) = index.withLock { index -> (Int64, Int64, Int) in
-            // The first line ending after `offset`, and how many lines cover the request.
-            var low = 0, high = index.ends.count - 1
-            while low < high {
-                let mid = (low + high) / 2
-                if index.ends[mid] > offset { high = mid } else { low = mid + 1 }
-            }
+            // The first line ending after `offset` (there is one: `offset` is before the end),
+            // and how many lines cover the request.
+            let low = index.ends.partitionPoint { $0 > offset }
             let start = low == 0 ? 0 : index.ends[low - 1]
             var last = low
             while last < index.ends.count - 1 && index.ends[last] < offset + Int64(size) { last += 1 }

@@ -195,9 +195,7 @@ extension CachedFile {
             var completed = false
         }
         var outcomes = [Outcome](repeating: Outcome(), count: files.count)
-        let order = files.indices.sorted { ObjectIdentifier(files[$0]) < ObjectIdentifier(files[$1]) }
-
-        func flushLocked() {
+        CachedFile.withCommitLocks(of: files) {
             var pending: [(file: Int, commit: CacheCommit)] = []
             for (position, file) in files.enumerated() {
                 let snapshot = file.state.withLock { s -> (ranges: [Range<Int64>], validator: CacheValidator?)? in
@@ -247,11 +245,6 @@ extension CachedFile {
                 }
             }
         }
-        func lock(from position: Int) {
-            guard position < order.count else { return flushLocked() }
-            files[order[position]].commitLock.withLock { _ in lock(from: position + 1) }
-        }
-        lock(from: 0)
 
         // Waiters are failed and completions run after the commit locks are released: a
         // completion may call back in.

@@ -273,8 +273,7 @@ final class CachedFile: Sendable {
     static func discardBytes(of files: [CachedFile], index: any CacheIndex, linkLock: borrowing Mutex<Void>) throws {
         var seen = Set<ObjectIdentifier>()
         let files = files.filter { seen.insert(ObjectIdentifier($0)).inserted }
-        let ordered = files.sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
-        func discardLocked() throws {
+        try withCommitLocks(of: files) { () throws in
             for file in files {
                 file.state.withLock { s in
                     s.startNewGeneration(validator: nil)
@@ -287,9 +286,15 @@ final class CachedFile: Sendable {
                 for file in files { try file.file.removeBytes() }
             }
         }
-        func lock(from position: Int) throws {
-            guard position < ordered.count else { return try discardLocked() }
-            try ordered[position].commitLock.withLock { _ in try lock(from: position + 1) }
+    }
+
+    /// Runs `body` holding the commit locks of `files` (each once), taken in one global order
+    /// (by identity) so that two batches never wait for each other.
+    static func withCommitLocks<E: Error>(of files: [CachedFile], _ body: () throws(E) -> Void) throws(E) {
+        let ordered = files.sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
+        func lock(from position: Int) throws(E) {
+            guard position < ordered.count else { return try body() }
+            try ordered[position].commitLock.withLock { _ throws(E) in try lock(from: position + 1) }
         }
         try lock(from: 0)
     }

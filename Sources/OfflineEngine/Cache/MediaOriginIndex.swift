@@ -54,11 +54,7 @@ final class MediaOriginIndex: Sendable {
         }
 
         func origin(itemID: Int64) -> FetchOrigin? {
-            var (low, high) = (0, ids.count)
-            while low < high {
-                let middle = (low + high) / 2
-                if ids[middle] < itemID { low = middle + 1 } else { high = middle }
-            }
+            let low = ids.partitionPoint { $0 >= itemID }
             guard low < ids.count, ids[low] == itemID else { return nil }
             var url: [UInt8] = []
             for index in (low - low % Self.restart)...low {

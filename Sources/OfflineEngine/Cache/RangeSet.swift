@@ -68,13 +68,8 @@ struct RangeSet: Sendable, Equatable {
         return max(offset, ranges[index].lowerBound)
     }
 
-    /// Index of the first range whose upper bound is >= `offset` (binary search).
+    /// Index of the first range whose upper bound is >= `offset`.
     private func firstIndex(endingAtOrAfter offset: Int64) -> Int {
-        var low = 0, high = ranges.count
-        while low < high {
-            let mid = (low + high) / 2
-            if ranges[mid].upperBound < offset { low = mid + 1 } else { high = mid }
-        }
-        return low
+        ranges.partitionPoint { $0.upperBound >= offset }
     }
 }
