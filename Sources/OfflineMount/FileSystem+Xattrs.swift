@@ -88,7 +88,7 @@ extension OfflineFileSystem {
     func hlsAttributes(itemID: Int64) -> [(String, String)] {
         guard let stream = hls.stream(itemID: itemID) else { return [] }
         var table: [(String, String)] = []
-        if let progress = hlsStreams?.segmentProgress(itemID: itemID) {
+        if let progress = hlsStreams.segmentProgress(itemID: itemID) {
             table.append(("user.offline.segments", "\(progress.present)/\(progress.total)"))
         }
         let variant = stream.variantDescription

@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// Lock order: `playlists` and `joinedFiles` are leaves.
 final class HLSFiles: Sendable {
-    private let streams: HLSStreams?
+    private let streams: HLSStreams
     private let library: LibraryReader
     private let view: LibraryView
     private let readTimeout: Duration
@@ -26,7 +26,7 @@ final class HLSFiles: Sendable {
     private let playlists = Mutex<[Int64: (stream: ObjectIdentifier, bytes: [UInt8])]>([:])
     private let joinedFiles = Mutex<[Int64: (stream: ObjectIdentifier, file: HLSJoinedFile)]>([:])
 
-    init(streams: HLSStreams?, library: LibraryReader, view: LibraryView, readTimeout: Duration,
+    init(streams: HLSStreams, library: LibraryReader, view: LibraryView, readTimeout: Duration,
          clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.logger = logger
         self.streams = streams
@@ -39,7 +39,7 @@ final class HLSFiles: Sendable {
     /// The folder a playlist's URIs point into, relative to the folder it is listed in.
     static func folder(itemID: Int64) -> String { ".hls/\(itemID)" }
 
-    func stream(itemID: Int64) -> HLSStream? { streams?.stream(itemID: itemID) }
+    func stream(itemID: Int64) -> HLSStream? { streams.stream(itemID: itemID) }
 
     // MARK: - Sizes and names
 
@@ -124,7 +124,6 @@ final class HLSFiles: Sendable {
     /// Opens an HLS item's playlist; resolves the rendition first when none is chosen.
     func openPlaylist(item: TreeItem, file: FileInfo, openFiles: OpenFiles, reply: Reply<FileInfo>) {
         if item.licenceHasExpired(at: clock()) { return reply.fail(.keyExpired) }
-        guard let streams else { return reply.fail(.ioError) }
         let finish: @Sendable (Result<HLSStream, HLSFailure>) -> Void = { [self] result in
             guard !reply.isAnswered else { return }
             switch result {

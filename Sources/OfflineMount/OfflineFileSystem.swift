@@ -39,7 +39,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     let classifier: ReaderClassifier
     /// HLS playlists, `.hls/<id>/` parts and one-file views (DESIGN §3).
     let hls: HLSFiles
-    let hlsStreams: HLSStreams?
+    let hlsStreams: HLSStreams
     let logger: Logger
     /// The library as the engine shows it (`LibraryView`): the mount reads no store.
     let view: LibraryView
@@ -63,9 +63,9 @@ public final class OfflineFileSystem: FileSystemOperations {
     /// - Parameters:
     ///   - library: what the mount shows, as the engine reads it: a view, not the `Library`,
     ///     so nothing here can reach the store itself.
-    ///   - hls: the engine's HLS renditions; without it HLS items list but cannot be read.
+    ///   - hls: the engine's HLS renditions.
     public init(library: LibraryView, fetcher: RangeFetcher, actions: any MountActions,
-                performer: any CommandPerformer, options: MountOptions, hls hlsStreams: HLSStreams? = nil,
+                performer: any CommandPerformer, options: MountOptions, hls hlsStreams: HLSStreams,
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
         self.logger = logger
         self.clock = clock
