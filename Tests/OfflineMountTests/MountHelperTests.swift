@@ -99,6 +99,9 @@ struct MountHelperTests {
         #expect(bad.status != 0 && bad.stderr.contains("no item"), "\(bad.stderr)")
         let events = try fixture.eventLines()
         #expect(events.contains { ($0["message"] as? String)?.contains("download-window") == true })
+        // Waiting through the mount ends, as without one, once the item waits on a policy.
+        let wait = try ChildProcess.run([cli, "download", "acme/ep-004", "--wait", "--library", fixture.libraryPath], deadline: 20)
+        #expect(wait.status == 1 && wait.stdout.contains("(idle: out-of-policy)"), "\(wait.stdout) \(wait.stderr)")
 
         let unmount = try ChildProcess.run([cli, "unmount", fixture.mountpoint])
         #expect(unmount.status == 0, "\(unmount.stderr)")

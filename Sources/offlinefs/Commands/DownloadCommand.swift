@@ -76,24 +76,13 @@ struct DownloadCommand: ParsableCommand {
                  + "'offlinefs resume <item>' tries again, 'offlinefs status' shows each state)")
     }
 
-    /// The mount's engine downloads: watch the store until every item has ended.
+    /// The mount's engine downloads: watch the store until every item has ended, as an engine
+    /// of this process is watched.
     private func waitThroughMount() throws {
         let store = try options.open().store
         let ids = try references.map { try ItemReference.resolve($0, in: store).id }
-        let ended: Set<ItemState> = [.cached, .failed, .paused, .discovered, .deleted, .partiallyCached]
-        var items: [Item] = []
-        while true {
-            items = try ids.compactMap { try store.item(id: $0) }
-            if items.allSatisfy({ ended.contains($0.state) }) { break }
-            usleep(200_000)
-        }
-        var failures = 0
-        for item in items {
-            let error = item.error.map { " (\($0.rawValue))" } ?? ""
-            print("\(item.fileName ?? item.contentID): \(item.state.rawValue)\(error)")
-            if item.state != .cached && item.state != .partiallyCached { failures += 1 }
-        }
-        if failures > 0 { throw notDownloaded(failures, of: items.count) }
+        let failures = DownloadWatch(store: store, itemIDs: ids, tty: isatty(1) == 1).run()
+        if failures > 0 { throw notDownloaded(failures, of: ids.count) }
     }
 
     private func parsedOptions() throws -> DownloadOptions {
