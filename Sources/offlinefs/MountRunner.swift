@@ -52,6 +52,10 @@ struct MountRunner {
         let session: FUSESession
         do {
             session = try FUSESession(mountpoint: mountpoint, options: mountOptions.fuseOptions, operations: fileSystem)
+        } catch .invalidOptions {
+            // A usage error (64), like a malformed option of our own; libfuse's line above names it.
+            FileHandle.standardError.write(Data("Error: cannot mount on \(mountpoint): libfuse refused an option given with -o\n".utf8))
+            throw ExitCode.validationFailure
         } catch {
             throw CLIError("cannot mount on \(mountpoint): \(error) (is /dev/fuse there, and fusermount3 installed?)")
         }

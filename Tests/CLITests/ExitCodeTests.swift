@@ -158,5 +158,11 @@ struct ExitCodeTests {
         expectUsageError(try cli.run("download", "acme/1", "--partial", "0"), "--partial takes a number of seconds")
         let mountpoint = cli.library.appendingPathComponent("mnt").path
         expectUsageError(try cli.run("mount", mountpoint, "-o", "read-timeout=soon"), "read-timeout")
+        // An option only libfuse knows to refuse: its line names it, ours says where it came from.
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        let unknown = try cli.run("mount", mountpoint, "-o", "nonsense")
+        #expect(unknown.status == 64 && unknown.stderr.contains("`-o nonsense'")
+                && unknown.stderr.contains("Error: cannot mount on \(mountpoint): libfuse refused an option given with -o"),
+                "status \(unknown.status): \(unknown.stderr)")
     }
 }
