@@ -30,7 +30,10 @@ public struct LibraryCommands: CommandPerformer {
         case .pause(let reference): return try pause(resolve(reference))
         case .resume(let reference): return try resume(resolve(reference))
         case .cancel(let reference): return try stop(resolve(reference), .cancel, "cancelled")
-        case .delete(let reference): return try stop(resolve(reference), .delete, "deleted")
+        case .delete(let reference):
+            let item = try resolve(reference)
+            try refuseIfLocked(item)
+            return try stop(item, .delete, "deleted")
         case .evict(let reference, let sideFiles): return try evict(resolve(reference), sideFiles: sideFiles)
         case .lock(let reference):
             let item = try resolve(reference)
@@ -177,10 +180,13 @@ public struct LibraryCommands: CommandPerformer {
         return "\(name(item)): \(done)"
     }
 
+    /// A pinned item's files go only once it is unlocked: by no policy, and by no evict or delete.
+    private func refuseIfLocked(_ item: Item) throws {
+        guard !item.locked else { throw EngineError.invalidArgument("\(name(item)) is locked; unlock it first") }
+    }
+
     private func evict(_ item: Item, sideFiles: Bool) throws -> String {
-        guard !item.locked else {
-            throw EngineError.invalidArgument("\(name(item)) is locked; unlock it first")
-        }
+        try refuseIfLocked(item)
         return try stop(item, .evict(sideFiles: sideFiles), sideFiles ? "evicted with its side files" : "evicted (side files kept)")
     }
 

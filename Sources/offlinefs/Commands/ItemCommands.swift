@@ -59,8 +59,8 @@ struct EvictCommand: ItemCommand {
 }
 
 struct LockCommand: ItemCommand {
-    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Pin items: never evicted.",
-                                                    discussion: "Neither a cache limit nor rm evicts a locked item.\nExample: offlinefs lock acme/ep-001")
+    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Pin items: never evicted or deleted.",
+                                                    discussion: "Neither a cache limit, delete-watched-after, rm, evict nor delete removes a locked item's files (unlock first).\nExample: offlinefs lock acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .lock(item: reference) }
     @OptionGroup var options: LibraryOptions
     @Argument(help: referenceHelp) var references: [String]
