@@ -36,6 +36,11 @@ struct CatalogCommandTests {
         #expect(list.stdout.contains("Owls at Dusk [owl-1].mp3"), "\(list.stdout)")
         #expect(list.stdout.contains("1.0 MiB"))
         #expect(list.stdout.contains("Nature"))
+        // And a category filters by its path in any case; one that does not exist says so
+        let nature = try cli.run("ls", "--category", "nature")
+        #expect(nature.status == 0 && nature.stdout.contains("owl-1") && !nature.stdout.contains("owl-2"), "\(nature.stdout)")
+        let none = try cli.run("ls", "--category", "News/Local")
+        #expect(none.status == 1 && none.stderr.contains("no category 'News/Local'"), "\(none.stderr)")
 
         // And a second sync is a cheap conditional request
         let again = try cli.run("sync", "owls")

@@ -16,7 +16,8 @@ struct ListCommand: ParsableCommand {
 
     @OptionGroup var options: LibraryOptions
     @Option(help: "Only items of this source.") var source: String?
-    @Option(help: "Only items in this category (a path such as news/local).") var category: String?
+    @Option(help: "Only items in this category and its sub-categories (a path such as News/Local; any case).")
+    var category: String?
     @Option(help: ArgumentHelp("Only items in these states, comma-separated (\(ItemState.allCases.map(\.rawValue).joined(separator: ", "))).")) var state: String?
     @Option(help: "Order: name (A to Z), date (newest published first), size (largest first), downloaded (newest first).")
     var sort: SortOrder?
@@ -41,7 +42,6 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         var filter = ItemFilter()
         filter.source = source
-        filter.categoryPath = category.map { $0.split(separator: "/").map(String.init) }
         if !states.isEmpty {
             filter.states = states
             filter.includeDeleted = states.contains(.deleted)
@@ -50,6 +50,7 @@ struct ListCommand: ParsableCommand {
         if let source, try library.store.source(named: source) == nil {
             throw CLIError("no source named '\(source)' (offlinefs source list shows the sources)")
         }
+        if let category { filter.categoryPath = try Self.categoryPath(category, in: library.store.categories()) }
         let recentCutoff = try recent
             ? Date().addingTimeInterval(-Double(library.store.policies().recentDays) * 86_400) : nil
         let listed = { (item: ItemSummary) -> Bool in
@@ -100,5 +101,16 @@ struct ListCommand: ParsableCommand {
             }
             return before ?? (a.offset < b.offset)
         }.map(\.element)
+    }
+
+    /// The category `text` names: its exact path, else the only one equal to it ignoring case.
+    static func categoryPath(_ text: String, in categories: [OfflineStore.Category]) throws -> [String] {
+        let wanted = text.split(separator: "/").map(String.init)
+        let paths = categories.map(\.path)
+        if paths.contains(wanted) { return wanted }
+        let folded = paths.filter { $0.map { $0.lowercased() } == wanted.map { $0.lowercased() } }
+        guard folded.count <= 1 else { throw CLIError("'\(text)' names several categories that differ only in case: give its exact case") }
+        guard let path = folded.first else { throw CLIError("no category '\(text)' (the mount's categories/ folder shows them)") }
+        return path
     }
 }
