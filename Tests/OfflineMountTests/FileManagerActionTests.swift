@@ -31,7 +31,8 @@ struct FileManagerActionTests {
             #expect(eventually { try fixture.current(b).state == .discovered && fixture.current(b).bytesPresent == 0 })
             // A locked item's download cannot be removed: refused, with the reason in .events
             let refused = try mount.run([program, "action", "evict", fixture.path("sources/acme/\(a.fileName!)")])
-            #expect(refused.status == 1 && refused.stderr.contains("evict refused"), "\(refused.stderr)")
+            #expect(refused.status == 1 && refused.stderr.contains("evict refused: ")
+                    && refused.stderr.contains("is locked; unlock it first"), "\(refused.stderr)")
         }
     }
 }

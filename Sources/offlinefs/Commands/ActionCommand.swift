@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Glibc
 import OfflineEngine
 
 /// `action <verb> <file>…`: what a file manager's menu runs on the files selected in a mount.
@@ -40,8 +39,10 @@ struct ActionCommand: ParsableCommand {
             case .lock: .lock(item: relative)
             case .unlock: .unlock(item: relative)
             }
-            if let errno = Self.write(ControlLanguage.format(command), to: mountpoint + "/.control") {
-                printError("\(file): \(verb.rawValue) refused (\(String(cString: strerror(errno)))); the reason is the last line of \(mountpoint)/.events")
+            do {
+                try ControlClient(controlFile: mountpoint + "/.control", store: nil).send(command)
+            } catch {
+                printError("\(file): \(verb.rawValue) refused: \(error)")
                 failures += 1
             }
         }
@@ -63,16 +64,5 @@ struct ActionCommand: ParsableCommand {
             folder = (folder as NSString).deletingLastPathComponent
         }
         return nil
-    }
-
-    /// Writes one line in one `write`; the errno of a refusal.
-    private static func write(_ line: String, to control: String) -> Int32? {
-        let fd = open(control, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard fd >= 0 else { return errno }
-        let bytes = Array((line + "\n").utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let failure = written < 0 ? errno : 0
-        let closed = close(fd) < 0 ? errno : 0
-        return failure != 0 ? failure : (closed != 0 ? closed : nil)
     }
 }

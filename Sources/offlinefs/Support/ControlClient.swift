@@ -21,11 +21,13 @@ enum RunningMount {
 /// to `.events`.
 struct ControlClient {
     let controlFile: String
-    let store: LibraryStore
+    /// Where the mount's reasons are read: the library's store, or (nil: a file manager's
+    /// action, which knows only the mount) the `.events` file beside `controlFile`.
+    let store: LibraryStore?
 
     func send(_ command: LibraryCommand) throws {
         let line = ControlLanguage.format(command)
-        let before = (try? store.lastEventSeq()) ?? 0
+        let before = (try? store?.lastEventSeq()) ?? 0
         let fd = open(controlFile, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard fd >= 0 else {
             throw CLIError("cannot open \(controlFile): \(String(cString: strerror(errno)))")
@@ -44,11 +46,29 @@ struct ControlClient {
 
     /// The reason the mount logged for `line` (an `error` event whose details carry the line).
     private func reason(for line: String, after seq: Int64) -> String? {
+        guard let store else { return reasonInEventsFile(for: line) }
         let events = (try? store.events(after: seq, limit: 10_000)) ?? []
         for event in events.reversed() where event.kind == .error {
             guard let details = event.details,
                   let object = try? JSONSerialization.jsonObject(with: Data(details.utf8)) as? [String: Any],
                   object["line"] as? String == line, let reason = object["reason"] as? String else { continue }
+            return reason
+        }
+        return nil
+    }
+
+    /// The same, from the last lines of the mount's `.events` (the refusal was just appended).
+    private func reasonInEventsFile(for line: String) -> String? {
+        let path = (controlFile as NSString).deletingLastPathComponent + "/.events"
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        let end = (try? file.seekToEnd()) ?? 0
+        try? file.seek(toOffset: end > 65_536 ? end - 65_536 : 0)
+        let tail = (try? file.readToEnd()) ?? Data()
+        for text in tail.split(separator: UInt8(ascii: "\n")).reversed() {
+            guard let event = try? JSONSerialization.jsonObject(with: Data(text)) as? [String: Any],
+                  event["kind"] as? String == "error", let details = event["details"] as? [String: Any],
+                  details["line"] as? String == line, let reason = details["reason"] as? String else { continue }
             return reason
         }
         return nil
