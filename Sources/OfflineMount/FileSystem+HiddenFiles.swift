@@ -8,8 +8,8 @@ import Synchronization
 /// attributes never cached. `.status` and `.status.json` report the size of the snapshot their
 /// `getattr` takes, which an open within a second then serves (`rsync`, `tar`, `sendfile` and
 /// Samba copy exactly `st_size` bytes); `.events` has its real size and mtime, so `tail -f`
-/// follows it; `.control` reads as its reference. Only `.control` can be written (mode 0644,
-/// the others 0444).
+/// follows it; `.control` reads as its reference, and has its size. Only `.control` can be
+/// written (mode 0644, the others 0444).
 extension OfflineFileSystem {
     func hiddenAttributes(_ file: HiddenFile) -> Result<FileAttributes, Errno> {
         let snapshot = tree.snapshot
@@ -26,7 +26,8 @@ extension OfflineFileSystem {
         case .status, .statusJSON:
             size = Int64(statusSnapshot(json: file == .statusJSON).count)
         case .control:
-            break
+            // What a read shows (the command reference), so a copy holds it too.
+            size = Int64(ControlFile.reference.count)
         }
         attributes.size = UInt64(size)
         attributes.blocks = (UInt64(size) + 511) / 512

@@ -45,7 +45,7 @@ struct BackupTests {
         try withMount(fixture) { (mount: MountedLibrary) throws in
             // When tar, which copies exactly the size stat reports, archives the status files
             let archive = fixture.directory + "/status.tar"
-            let tar = try mount.run(["tar", "cf", archive, "-C", fixture.mountpoint, ".status", ".status.json"])
+            let tar = try mount.run(["tar", "cf", archive, "-C", fixture.mountpoint, ".status", ".status.json", ".control"])
             #expect(tar.status == 0, "\(tar.stderr)")
             // Then both are there whole: the table with its header and every item line, the JSON parseable
             let table = try mount.run(["tar", "xOf", archive, ".status"]).stdout
@@ -54,6 +54,10 @@ struct BackupTests {
             let json = try mount.run(["tar", "xOf", archive, ".status.json"]).stdout
             let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
             #expect((parsed?["items"] as? [Any])?.isEmpty == false, "\(json)")
+            // And the control file as it reads: the command reference
+            let control = try mount.run(["tar", "xOf", archive, ".control"]).stdout
+            let reads = try String(contentsOfFile: fixture.path(".control"), encoding: .utf8)
+            #expect(control == reads && control.contains("download <item>"), "\(control)")
         }
     }
 
