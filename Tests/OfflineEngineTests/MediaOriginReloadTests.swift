@@ -25,9 +25,11 @@ import Testing
         }
     }
 
+    /// The item's origin once the index has read `count` times and answers for it; nil if that
+    /// takes 30 s (a bound for a loaded CI machine: the read is a thread's start and a few rows).
     private func waitForReads(_ fake: FakeRead, _ count: Int, index: MediaOriginIndex, itemID: Int64) -> FetchOrigin? {
         let start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(5) {
+        while ContinuousClock.now - start < .seconds(30) {
             if fake.calls >= count, let origin = index.origin(itemID: itemID) { return origin }
             usleep(1000)
         }
