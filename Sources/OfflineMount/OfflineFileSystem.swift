@@ -400,6 +400,10 @@ public final class OfflineFileSystem: FileSystemOperations {
     func doUnlink(parent: UInt64, name: FileName) -> Result<Void, Errno> {
         let snapshot = tree.snapshot
         guard let folder = snapshot.folders[parent] else { return .failure(.noSuchFileOrDirectory) }
+        if case .hlsItemFolder(_, let itemID)? = NodeID(inode: parent) {
+            // A stream's parts are not in the tree's folder; like side files they are not removable.
+            return .failure(hls.partInode(itemID: itemID, named: name.description) == nil ? .noSuchFileOrDirectory : .notPermitted)
+        }
         guard let child = folder.child(named: name) else { return .failure(.noSuchFileOrDirectory) }
         if child.isDirectory { return .failure(.isDirectory) }
         guard let (item, number) = snapshot.itemFile(child.inode), number == 0 else { return .failure(.notPermitted) }
@@ -407,6 +411,8 @@ public final class OfflineFileSystem: FileSystemOperations {
         if case .success = result {
             // The kernel may hold the item's pages (keep_cache): they are not the cache's any more.
             notifier.withLock { $0 }?.invalidateInode(child.inode)
+            // As after a command: `state/cached` and link counts change before `rm` returns.
+            refreshNow()
         }
         return result
     }

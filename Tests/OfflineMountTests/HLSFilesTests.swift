@@ -42,6 +42,9 @@ struct HLSFilesTests {
             // Streaming is not downloading: nothing was asked, so no one-file view.
             #expect(try fixture.current(item).state == .discovered)
             #expect(try !mount.names("sources/tv").contains("News [news].ts"))
+            // A part is not removable (EPERM, as side files); a name that is no part is absent.
+            #expect(throws: Errno.notPermitted) { try mount.remove("sources/tv/.hls/\(item.id)/0.ts") }
+            #expect(throws: Errno.noSuchFileOrDirectory) { try mount.remove("sources/tv/.hls/\(item.id)/99.ts") }
         }
     }
 
