@@ -91,6 +91,37 @@ import Testing
         #expect(try f.item(item).state == .discovered)
     }
 
+    /// A cancel forgets an HLS item's chosen rendition (the next download chooses again) and
+    /// chooses again at once, so its `.m3u8` keeps its size instead of listing as empty.
+    @Test func aCancelledStreamIsPreparedAgain() throws {
+        let f = try EngineFixture(stallSeconds: 30)
+        defer { f.close() }
+        try HLSFixtureStreams.serve("ts", on: f.origin)
+        let item = try f.addEntry(CatalogEntry(contentID: "show", title: "show", type: .hls,
+                                               mediaURL: f.origin.url("/hls/ts/master.m3u8"),
+                                               mimeType: "application/vnd.apple.mpegurl"))
+        // Given a stream downloading, its third segment stalled
+        f.origin.setFault("/hls/ts/high/segment-02.ts", .stallBeforeHeaders(seconds: 30))
+        f.start()
+        try f.perform(.download(item: "src/show", options: DownloadOptions()))
+        try f.wait(item, .downloading)
+        var deadline = ContinuousClock.now + .seconds(10)
+        while f.origin.requests(for: "/hls/ts/high/segment-02.ts").isEmpty, ContinuousClock.now < deadline { usleep(2000) }
+        let chosen = try #require(try f.store.hlsStream(itemID: item.id)).chosenAt
+        // When it is cancelled
+        f.clock.advance(by: 60)
+        try f.perform(.cancel(item: "src/show"))
+        try f.wait(item, .discovered)
+        f.origin.releaseStalls()
+        // Then its segments are gone, and a rendition is chosen again, later than the first
+        #expect(try f.store.bytesPresent(itemID: item.id) == 0)
+        deadline = ContinuousClock.now + .seconds(10)
+        while (try f.store.hlsStream(itemID: item.id)?.chosenAt ?? chosen) <= chosen, ContinuousClock.now < deadline { usleep(2000) }
+        #expect(try #require(try f.store.hlsStream(itemID: item.id)).chosenAt > chosen)
+        #expect(f.engine.transfers.hls.stream(itemID: item.id) != nil)
+        #expect(try f.item(item).state == .discovered)
+    }
+
     @Test func deleteLeavesATombstoneThatSyncDoesNotResurrect() throws {
         let f = try EngineFixture()
         defer { f.close() }

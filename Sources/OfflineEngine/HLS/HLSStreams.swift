@@ -26,7 +26,7 @@ public final class HLSStreams: Sendable {
     }
     /// One resolution at a time: two readers opening the same new playlist fetch it once.
     private let resolving = Mutex<Void>(())
-    private let background = DispatchQueue(label: "offlinefs.hls-resolve", attributes: .concurrent)
+    let background = DispatchQueue(label: "offlinefs.hls-resolve", attributes: .concurrent)
 
     public init(store: LibraryStore, client: HTTPClient = HTTPClient(), limits: HLSLimits = HLSLimits(),
                 timeouts: HTTPTimeouts = .document) {

@@ -191,6 +191,7 @@ extension Scheduler {
                 // The retry budget is spent: partial data goes (DESIGN §1 `failed`).
                 try? transfers.discardMedia(itemID: item.id)
                 _ = try? store.setState(itemID: item.id, state: .failed, error: code, detail: result.message)
+                if item.type == .hls { transfers.hls.prepareInBackground(itemID: item.id) }
                 state.withLock { _ = $0.retries.removeValue(forKey: item.id) }
             }
         }
@@ -205,6 +206,7 @@ extension Scheduler {
             try? transfers.discardMedia(itemID: item.id)
             try? store.setRequested(itemID: item.id, false)
             _ = try? store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
+            if item.type == .hls { transfers.hls.prepareInBackground(itemID: item.id) }
         case .evict(let sideFiles):
             try? transfers.evict(itemID: item.id, sideFiles: sideFiles)
             try? store.setRequested(itemID: item.id, false)

@@ -1,3 +1,4 @@
+import Dispatch
 import OfflineStore
 
 extension HLSStreams {
@@ -14,13 +15,28 @@ extension HLSStreams {
         let maxBytes = (try? store.policies())?.fileSizeMax.bytes
         var warnings: [String] = []
         for itemID in itemIDs {
-            let item = try? store.item(id: itemID)
-            do {
-                _ = try resolve(itemID: itemID, quality: item?.quality, audio: item?.audioLanguages, maxBytes: maxBytes)
-            } catch {
-                warnings.append("HLS item \(itemID): playlist not prepared: \(error.message)")
+            if let failure = prepare(itemID: itemID, maxBytes: maxBytes) {
+                warnings.append("HLS item \(itemID): playlist not prepared: \(failure.message)")
             }
         }
         return warnings
+    }
+
+    /// Chooses again, in the background, for an item whose choice a `cancel` or a failed
+    /// download just forgot: its `.m3u8` is listed with its size again at once instead of as
+    /// an empty file until the next sync (copiers copy it empty; mpv waits on it).
+    public func prepareInBackground(itemID: Int64) {
+        let maxBytes = (try? store.policies())?.fileSizeMax.bytes
+        background.async { [self] in _ = prepare(itemID: itemID, maxBytes: maxBytes) }
+    }
+
+    private func prepare(itemID: Int64, maxBytes: Int64?) -> HLSFailure? {
+        let item = try? store.item(id: itemID)
+        do {
+            _ = try resolve(itemID: itemID, quality: item?.quality, audio: item?.audioLanguages, maxBytes: maxBytes)
+            return nil
+        } catch {
+            return error
+        }
     }
 }
