@@ -101,6 +101,27 @@ struct PlaybackTests {
         #expect(played.position == nil && !played.watched && played.lastPlayedAt != nil)
     }
 
+    /// A player's read of an HLS part (a session without a size) sets `last-played`; its
+    /// offsets are places in the stream, so no resume point and no watched mark.
+    @Test func readsOfAStreamsPartSetLastPlayedOnly() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let a = try item(f)
+        f.start()
+        let session = try #require(f.engine.transfers.fetcher.startPlayback(itemID: a.id, size: nil))
+        session.read(offset: 900 << 10, length: 64 << 10)
+        session.end()
+        f.engine.playback.drain()
+        let played = try f.item(a)
+        #expect(played.lastPlayedAt == f.clock.now())
+        #expect(played.position == nil && !played.watched)
+        // A part opened and closed unread is no playback.
+        f.clock.advance(by: 5)
+        try #require(f.engine.transfers.fetcher.startPlayback(itemID: a.id, size: nil)).end()
+        f.engine.playback.drain()
+        #expect(try f.item(a).lastPlayedAt == played.lastPlayedAt)
+    }
+
     @Test func aMarkDuringAPlaybackWinsOverItsReads() throws {
         let f = try EngineFixture()
         defer { f.close() }

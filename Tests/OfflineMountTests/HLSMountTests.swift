@@ -33,8 +33,9 @@ struct HLSMountTests {
             // The same playlist plays from a category folder: its own .hls folder serves it.
             let fromCategory = try play(mount, fixture.path("categories/Daily/News [news].m3u8"))
             #expect(fromCategory.status == 0, "ffmpeg: \(fromCategory.stderr)")
-            // Streaming is not downloading.
+            // Streaming is not downloading, but it is playing: the parts' reads set last-played.
             #expect(try fixture.current(item).state == .discovered)
+            #expect(eventually { try fixture.current(item).lastPlayedAt != nil })
         }
     }
 

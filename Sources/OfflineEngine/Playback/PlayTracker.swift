@@ -36,7 +36,8 @@ public final class PlayTracker: Sendable {
         let reached = session.reached
         guard let current = reached.current, let furthest = reached.furthest,
               let item = try? store.item(id: session.itemID) else { return }
-        let size = session.size ?? item.size
+        // A piece of an HLS stream (no size): the playback sets `last-played` only.
+        let size = session.size
         let position = PlayRule.seconds(atByte: current, size: size, duration: item.duration)
         let watched = PlayRule.seconds(atByte: furthest, size: size, duration: item.duration)
             .map { PlayRule.isWatched(reached: $0, duration: item.duration) } ?? false

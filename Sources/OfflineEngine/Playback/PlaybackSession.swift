@@ -8,7 +8,7 @@ import Synchronization
 public final class PlaybackSession: Sendable {
     public let itemID: Int64
     /// The media's size in bytes; nil for a piece of an HLS stream (the clock still starts,
-    /// but its bytes say nothing about a position).
+    /// and any read of it is playback, but its bytes say nothing about a position).
     let size: Int64?
     let startedAt: Date
     private let run: Mutex<PlaybackRun>  // leaf lock
@@ -23,14 +23,14 @@ public final class PlaybackSession: Sendable {
         self.startedAt = startedAt
         self.onRead = onRead
         self.onEnd = onEnd
-        run = Mutex(PlaybackRun(threshold: LicenceClock.playbackThreshold(size: size)))
+        run = Mutex(PlaybackRun(threshold: size == nil ? 1 : LicenceClock.playbackThreshold(size: size)))
     }
 
     /// The player read `[offset, offset + length)` of the media. Memory only: called for
     /// every read.
     public func read(offset: Int64, length: Int64) {
         onRead(offset, length)
-        if size != nil { run.withLock { $0.note(offset: offset, length: length) } }
+        run.withLock { $0.note(offset: offset, length: length) }
     }
 
     /// The player closed the file; later calls do nothing.
