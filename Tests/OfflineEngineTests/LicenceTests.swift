@@ -90,6 +90,46 @@ import Testing
         #expect(try f.item(item).error == .licenceExpired)
     }
 
+    /// A player streaming a rental nobody downloaded or acquired takes its licence at the
+    /// first playback: both clocks run from there, and the expiry shows.
+    @Test func theFirstPlaybackOfARentalNotAcquiredAcquiresIt() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        f.origin.serve("/licence/a", .text(#"{"kind": "rental", "rentalDuration": 3600, "playDuration": 300}"#,
+                                           contentType: "application/json"))
+        let terms = LicenceTerms(kind: .rental, rentalDuration: 999_999, licenceURL: f.origin.url("/licence/a"))
+        let item = try f.addItem("a.mp4", size: 3 << 20, licence: terms)
+        f.start()
+        let playback = try #require(f.engine.transfers.fetcher.startPlayback(itemID: item.id, size: 3 << 20))
+        playback.read(offset: 2 << 20, length: 4096)
+        f.engine.licences.drain()
+        let licence = try #require(try f.store.licence(itemID: item.id))
+        #expect(f.origin.requests(for: "/licence/a").count == 1)
+        #expect(licence.acquiredAt == f.clock.now() && licence.firstPlayedAt == f.clock.now())
+        #expect(licence.expiresAt == f.clock.now().addingTimeInterval(300))
+        #expect(LicenceClock.expiryText(licence) == f.clock.now().addingTimeInterval(300).formatted(.iso8601))
+        #expect(try f.item(item).state == .discovered)
+    }
+
+    /// When the licence server cannot be reached, the playback still starts the play clock,
+    /// and the expiry it sets is shown instead of `not-acquired`.
+    @Test func aFirstPlaybackWhoseAcquisitionFailsStillShowsItsExpiry() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        f.origin.serve("/licence/a", .text("no", contentType: "text/plain"))
+        f.origin.setFault("/licence/a", .status(503))
+        let terms = LicenceTerms(kind: .rental, rentalDuration: 3600, playDuration: 300, licenceURL: f.origin.url("/licence/a"))
+        let item = try f.addItem("a.mp4", size: 3 << 20, licence: terms)
+        f.start()
+        let playback = try #require(f.engine.transfers.fetcher.startPlayback(itemID: item.id, size: 3 << 20))
+        playback.read(offset: 2 << 20, length: 4096)
+        f.engine.licences.drain()
+        let licence = try #require(try f.store.licence(itemID: item.id))
+        #expect(licence.acquiredAt == nil)
+        #expect(LicenceClock.expiryText(licence) == f.clock.now().addingTimeInterval(300).formatted(.iso8601))
+        #expect(try f.store.events().contains { $0.itemID == item.id && $0.message.hasPrefix("not acquired at first playback: ") })
+    }
+
     @Test func licenceURLGivesTheTermsAndRenews() throws {
         let f = try EngineFixture()
         defer { f.close() }

@@ -47,7 +47,8 @@ public enum LicenceClock {
     /// purchase).
     public static func expiryText(_ licence: Licence?) -> String {
         guard let licence else { return "never" }
-        if licence.terms.kind == .rental && licence.acquiredAt == nil { return "not-acquired" }
+        // Played while its acquisition failed: the play clock's end is an expiry all the same.
+        if licence.terms.kind == .rental && licence.acquiredAt == nil && licence.expiresAt == nil { return "not-acquired" }
         return licence.expiresAt.map(iso) ?? "never"
     }
 

@@ -20,8 +20,9 @@ public struct LicenceError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Acquires, renews and clocks item licences. Acquisition happens when a download starts;
-/// the play-duration clock starts with the first read past `LicenceClock.playbackThreshold`.
+/// Acquires, renews and clocks item licences. Acquisition happens when a download starts or
+/// at the first playback, whichever comes first; the play-duration clock starts with the
+/// first read past `LicenceClock.playbackThreshold`.
 ///
 /// Lock order: `noted` is a leaf. Store and network calls happen outside it.
 public final class Licences: Sendable {
@@ -117,8 +118,15 @@ public final class Licences: Sendable {
               noted.withLock({ $0.insert(itemID).inserted }) else { return }
         let now = clock.now()
         queue.async { [self] in
-            guard var licence = try? store.licence(itemID: itemID), licence.terms.kind == .rental,
-                  licence.terms.playDuration != nil, licence.firstPlayedAt == nil else { return }
+            guard var licence = try? store.licence(itemID: itemID), licence.terms.kind == .rental else { return }
+            if licence.acquiredAt == nil {
+                // A player streams a rental nobody downloaded or acquired: playing it takes the
+                // licence, as a download would (else it would expire while saying not-acquired).
+                do throws(LicenceError) { licence = try acquire(licence) } catch {
+                    _ = try? store.appendEvent(kind: "licence", itemID: itemID, message: "not acquired at first playback: \(error.message)")
+                }
+            }
+            guard licence.terms.kind == .rental, licence.terms.playDuration != nil, licence.firstPlayedAt == nil else { return }
             licence.firstPlayedAt = now
             licence.expiresAt = LicenceClock.expiry(of: licence)
             try? store.putLicence(licence)
