@@ -129,12 +129,13 @@ public final class MountTree: Sendable {
                                           artworkSizes: artworks)
             } else {
                 // A rebuild while the old tree is held: the rows go into the new one by one.
+                let previous = current.withLock { $0 }
                 built = try TreeBuilder.build(sources: sources, categories: categories,
                                               rows: { add in try view.forEachItemOutline(add) },
                                               uid: uid, gid: gid, folderTime: folderTime, recentCutoff: recentCutoff,
                                               joinedExtensions: joined, licenceExpiries: expiries,
                                               sidecarSizes: sidecars, artworkSizes: artworks,
-                                              previous: current.withLock { $0 })
+                                              previous: previous).dated(after: previous, now: Timestamp(clock()))
             }
             token = now
             let old = current.withLock { snapshot in

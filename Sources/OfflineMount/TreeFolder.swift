@@ -33,6 +33,8 @@ public struct TreeFolder: Equatable, Sendable {
     public var inode: UInt64
     public var parent: UInt64
     public private(set) var children = TreeChildren()
+    /// Children that are folders: a folder's link count is two more (`..` of each, and `.`).
+    public private(set) var subfolderCount = 0
     // The index follows from the children.
     private var index = SlotTable()
 
@@ -54,7 +56,9 @@ public struct TreeFolder: Equatable, Sendable {
     mutating func add(_ entry: NameTable.Entry, hash: Int, in names: NameTable) {
         let taken = index.insert(entry, hash: hash, matches: { names.same($0, as: entry, in: names, namesOnly: true) },
                                  rehash: { names.hash($0) })
-        if taken == nil { children.entries.append(entry) }
+        guard taken == nil else { return }
+        children.entries.append(entry)
+        if names.isDirectory(entry) { subfolderCount += 1 }
     }
 
     /// Makes `names` the table the folder's entries are read from.

@@ -13,14 +13,20 @@ public final class TreeSnapshot: Sendable {
     /// Owner of every file and folder: the mounting user.
     public let uid: UInt32
     public let gid: UInt32
-    /// Folders' times: when the mount started.
+    /// Folders' times: when the mount started, or for a folder whose names changed since, when
+    /// they last did (`changeTimes`).
     public let folderTime: Timestamp
+    /// When each folder that changed since the mount started last gained or lost a name:
+    /// programs that rescan a folder only when its time moves (Kodi's library update) see
+    /// items come and go.
+    let changeTimes: [UInt64: Timestamp]
     /// The size of each source's `folder.jpg` (`sidecars nfo`), by source id.
     public let artworks: [Int64: UInt64]
 
     init(folders: [UInt64: TreeFolder], items: TreeItems, uid: UInt32, gid: UInt32, folderTime: Timestamp,
-         artworks: [Int64: UInt64] = [:]) {
+         artworks: [Int64: UInt64] = [:], changeTimes: [UInt64: Timestamp] = [:]) {
         self.artworks = artworks
+        self.changeTimes = changeTimes
         self.folders = folders
         self.items = items
         self.uid = uid
@@ -38,11 +44,12 @@ public final class TreeSnapshot: Sendable {
     /// Attributes from the tree alone; a side file's size, an HLS playlist's and an HLS
     /// part's are 0 here (the file system fills them in from the cache and the stream).
     public func attributes(_ inode: UInt64) -> FileAttributes? {
-        if folders[inode] != nil {
+        if let folder = folders[inode] {
             var attributes = FileAttributes.directory(inode: inode, permissions: 0o755)
             attributes.uid = uid
             attributes.gid = gid
-            attributes.setTimes(folderTime)
+            attributes.setTimes(changeTimes[inode] ?? folderTime)
+            attributes.linkCount = 2 + UInt64(folder.subfolderCount)
             return attributes
         }
         if case .sourceArtwork(let id)? = NodeID(inode: inode), let size = artworks[id] {
@@ -89,6 +96,18 @@ public final class TreeSnapshot: Sendable {
             }
         }
         return found
+    }
+
+    /// This tree with the time of each folder whose names differ from `previous`'s set to
+    /// `now` (the others keep theirs).
+    func dated(after previous: TreeSnapshot, now: Timestamp) -> TreeSnapshot {
+        var times = previous.changeTimes
+        for (inode, folder) in folders where previous.folders[inode]?.children != folder.children {
+            times[inode] = now
+        }
+        for inode in times.keys where folders[inode] == nil { times[inode] = nil }
+        return TreeSnapshot(folders: folders, items: items, uid: uid, gid: gid, folderTime: folderTime,
+                            artworks: artworks, changeTimes: times)
     }
 
     /// An empty tree (before the first build, or when the store cannot be read).

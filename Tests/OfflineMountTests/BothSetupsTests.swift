@@ -158,12 +158,17 @@ struct BothSetupsTests {
         try withLibraryMount(setup, fixture, options: ["refresh=60s"]) { (mount: any LibraryMount) throws in
             #expect(try mount.contents("sources/beta/\(StandardLibrary.other)").count == 200_000)
             #expect(try mount.names("state/cached").contains(StandardLibrary.other))
+            let times = (cached: try mount.attributes("state/cached").modificationTime,
+                         source: try mount.attributes("sources/beta").modificationTime)
             try mount.remove("categories/news/\(StandardLibrary.other)")
             // Then the store holds no bytes, the item is remote again, and still listed
             #expect(try fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
             #expect(try fixture.store.item(id: item.id)?.state == .discovered)
             #expect(try mount.names("sources/beta").contains(StandardLibrary.other))
             #expect(try !mount.names("state/cached").contains(StandardLibrary.other))
+            // The folder that lost a name is newer; the one whose names stayed is not.
+            #expect(try mount.attributes("state/cached").modificationTime > times.cached)
+            #expect(try mount.attributes("sources/beta").modificationTime == times.source)
             #expect(try mount.names("categories/news").contains(StandardLibrary.other))
         }
     }

@@ -237,6 +237,35 @@ struct TreeUnitTests {
         #expect(after.items.count == 3 && after.items[4] == nil)
     }
 
+    /// A folder's time moves when it gains or loses a name (Kodi rescans a folder only then);
+    /// its link count is two plus its subfolders.
+    @Test func foldersAreDatedByTheirLastChangeAndCountTheirSubfolders() throws {
+        let sources = [source(1, "acme"), source(2, "beta")]
+        func build(_ state: ItemState, at seconds: Int, previous: TreeSnapshot?) -> TreeSnapshot {
+            let listings = [listing(item(1, source: 1, "A [1].mp4", state: state), "acme", []),
+                            listing(item(2, source: 2, "B [2].mp4", state: .cached), "beta", [])]
+            let tree = TreeBuilder.build(sources: sources, categories: [], items: listings, uid: 0, gid: 0,
+                                         folderTime: Timestamp(seconds: 5), recentCutoff: .distantFuture)
+            return previous.map { tree.dated(after: $0, now: Timestamp(seconds: seconds)) } ?? tree
+        }
+        let cached = NodeID.stateFolder(TreeSnapshot.stateFolders.firstIndex(of: .cached)!).inode
+        let queued = NodeID.stateFolder(0).inode
+        func time(_ tree: TreeSnapshot, _ inode: UInt64) -> Int? { tree.attributes(inode).map { Int($0.modificationTime.seconds) } }
+        let first = build(.queued, at: 0, previous: nil)
+        // Unchanged: every folder keeps the mount's time.
+        let same = build(.queued, at: 100, previous: first)
+        #expect([cached, queued, NodeID.source(1).inode].map { time(same, $0) } == [5, 5, 5])
+        // Item 1 cached at 200: both state folders it left and joined move, its source does not.
+        let moved = build(.cached, at: 200, previous: same)
+        #expect([cached, queued, NodeID.source(1).inode].map { time(moved, $0) } == [200, 200, 5])
+        // A later rebuild without a change keeps those times.
+        #expect(time(build(.cached, at: 300, previous: moved), cached) == 200)
+        // `sources/` holds two folders, `state/` seven; a source folder none.
+        #expect(first.attributes(NodeID.sources.inode)?.linkCount == 4)
+        #expect(first.attributes(NodeID.states.inode)?.linkCount == 9)
+        #expect(first.attributes(NodeID.source(1).inode)?.linkCount == 2)
+    }
+
     @Test func everyNameInALargeFolderIsFoundAndATakenNameKeepsItsFirstOwner() {
         let sources = [source(1, "acme")]
         // Every tenth item takes the name of the item before it.
