@@ -5,6 +5,8 @@ struct FeedAssembler {
     var warnings: FeedWarnings
     private(set) var items: [FeedItem] = []
     private(set) var categories: [[String]] = []
+    /// Items met so far, added or skipped: the position a warning names.
+    private(set) var itemsRead = 0
     private var seenIDs: Set<String> = []
     private var seenCategories: Set<[String]> = []
 
@@ -15,6 +17,7 @@ struct FeedAssembler {
 
     /// Adds an item unless its content id was seen already (the first one wins).
     mutating func add(_ item: FeedItem) throws(FeedError) {
+        itemsRead += 1
         guard seenIDs.insert(item.contentID).inserted else {
             warnings.add("item \(FeedWarnings.quote(item.contentID)) skipped: duplicate content id (the first one is kept)")
             return
@@ -38,10 +41,11 @@ struct FeedAssembler {
     }
 
     mutating func skip(_ contentID: String?, because reason: String) {
+        itemsRead += 1
         if let contentID {
             warnings.add("item \(FeedWarnings.quote(contentID)) skipped: \(reason)")
         } else {
-            warnings.add("item #\(items.count + 1) skipped: \(reason)")
+            warnings.add("item #\(itemsRead) skipped: \(reason)")
         }
     }
 }

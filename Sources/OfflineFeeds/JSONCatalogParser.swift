@@ -21,11 +21,16 @@ enum JSONCatalogParser {
                 .tooManyItems,
                 "The catalog has \(count) items, more than the limit of \(limits.maxItems) per document; raise the limit or split the catalog into pages.")
         }
-        if document.itemsIsNotArray { feed.warnings.add("\"items\" is not an array; no items read") }
+        // A page that says nothing usable is an error, never an empty catalog: merged, it
+        // would remove every item not downloaded.
+        if document.itemsIsNotArray { throw FeedError(.malformed, "The catalog's \"items\" is not an array.") }
         let reader = JSONItemReader(baseURL: baseURL, limits: limits, categories: categories)
         for (index, item) in document.items.enumerated() {
             if index & 1023 == 1023, ContinuousClock.now >= deadline { throw FeedParser.deadlineError }
             try reader.read(item, into: &feed)
+        }
+        if feed.itemsRead > 0 && feed.items.isEmpty {
+            throw FeedError(.invalidItem, "None of the catalog's \(feed.itemsRead) items can be used (\(feed.warnings.result.first ?? "no reason given")).")
         }
 
         let source = document.source

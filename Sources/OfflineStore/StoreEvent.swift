@@ -14,6 +14,8 @@ public struct EventKind: RawRepresentable, Sendable, Codable, Hashable, Expressi
     public static let state: EventKind = "state"
     /// A failure worth showing (bad control line, feed error).
     public static let error: EventKind = "error"
+    /// A sync skipped or changed something of its feed (one per sync, `CatalogSync`).
+    public static let warning: EventKind = "warning"
     public static let source: EventKind = "source"
     public static let policy: EventKind = "policy"
     /// A sync found a new item (one per item, up to `MergeReport.discoveredLimit` per sync).

@@ -94,6 +94,26 @@ struct HostileFeedSyncTests {
         #expect(report.succeeded)
         #expect(report.warnings.count == 2, "\(report.warnings)")
         #expect(try temp.library.items().map(\.contentId) == ["ok"])
+        // A mount's or a scheduled sync has no terminal: the warnings are one line of `.events`.
+        let warnings = try temp.library.store.events().filter { $0.kind == .warning }
+        #expect(warnings.map(\.message) == ["hostile: 2 warnings: \(report.warnings[0]); \(report.warnings[1])"])
+    }
+
+    /// A JSON catalog whose `items` is not a list, or holds nothing usable, fails the sync and
+    /// keeps the catalog (merged as empty, it would remove every item not downloaded).
+    @Test func aCatalogWithNothingUsableKeepsTheItemsListed() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        origin.serve("/feed", .text(#"{"offlinefs": 1, "items": [{"id": "a", "url": "http://127.0.0.1:9/a.mp4"}]}"#,
+                                    contentType: "application/json"))
+        let temp = try TemporaryLibrary()
+        try temp.library.addSource(name: "json", feedURL: origin.url("/feed"))
+        #expect(try #require(try temp.library.sync().first).succeeded)
+        for body in [#"{"offlinefs": 1, "items": "notarray"}"#, #"{"offlinefs": 1, "items": [1, 2, "x", null]}"#] {
+            origin.changeContent("/feed", .text(body, contentType: "application/json"))
+            #expect(try #require(try temp.library.sync().first).succeeded == false, "\(body)")
+            #expect(try temp.library.items().map(\.contentId) == ["a"], "\(body)")
+        }
     }
 
     @Test func hostileTitlesGiveSafeDistinctStableNames() throws {

@@ -92,6 +92,10 @@ import Testing
         (#"{"offlinefs": 2, "items": []}"#, .unsupported),
         (#"[1, 2, 3]"#, .unsupported),
         (#"{"offlinefs": 1, "items": [ {"id": "a""#, .malformed),
+        // Nothing usable is an error, not an empty catalog (a merge would remove every item).
+        (#"{"offlinefs": 1, "items": "notarray"}"#, .malformed),
+        (#"{"offlinefs": 1, "items": [1, 2, "x", null]}"#, .invalidItem),
+        (#"{"offlinefs": 1, "items": [{"id": "x", "url": "ftp://example.com/x.mp4"}]}"#, .invalidItem),
     ])
     func versionAndShapeErrors(document: String, code: FeedError.Code) throws {
         do {
@@ -100,6 +104,17 @@ import Testing
         } catch {
             #expect(error.code == code)
         }
+    }
+
+    /// An entry that is not an object is skipped with a warning naming its place; the entries
+    /// after it are read.
+    @Test func anEntryThatIsNotAnObjectIsSkippedAndTheRestRead() throws {
+        let document = #"{"offlinefs": 1, "items": [{"id": "a", "url": "a.mp4"}, 7, null, {"id": "b", "url": "b.mp4"}]}"#
+        let feed = try FeedParser.parse(Data(document.utf8), kind: .json, baseURL: Self.base)
+        #expect(feed.items.map(\.contentID) == ["a", "b"])
+        #expect(feed.warnings == ["item #2 skipped: it is not an object", "item #3 skipped: it is not an object"])
+        // An empty list is a catalog with no items (the publisher removed them all).
+        #expect(try FeedParser.parse(Data(#"{"offlinefs": 1, "items": []}"#.utf8), kind: .json, baseURL: Self.base).items.isEmpty)
     }
 
     @Test func categoryCycleAndUnknownParentsAreWarnings() throws {

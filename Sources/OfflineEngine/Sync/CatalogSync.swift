@@ -44,10 +44,24 @@ public struct CatalogSync: Sendable {
             if let merge, merge.report != MergeReport() { report.partialMerge = merge.report }
             try? store.recordSync(sourceID: source.id, etag: nil, lastModified: nil, error: error.message, at: now())
         }
+        recordWarnings(report.warnings, of: source)
         // The feed's pages, their items and the merge's page cache are freed now; malloc would
         // keep the pages for a mount's weeks (it gives back only the top of a heap by itself).
         csystem_release_free_memory()
         return report
+    }
+
+    /// Warnings shown in a sync's `warning` event; `offlinefs sync` prints them all.
+    static let warningsInEvent = 5
+
+    /// One `warning` event for a sync's warnings (an item skipped, a field cut): a sync run by
+    /// a mount or on schedule has no terminal to print them on.
+    private func recordWarnings(_ warnings: [String], of source: Source) {
+        guard !warnings.isEmpty else { return }
+        let shown = warnings.prefix(Self.warningsInEvent).joined(separator: "; ")
+        let more = warnings.count > Self.warningsInEvent ? " (and \(warnings.count - Self.warningsInEvent) more)" : ""
+        let count = warnings.count == 1 ? "1 warning" : "\(warnings.count) warnings"
+        _ = try? store.appendEvent(kind: .warning, sourceID: source.id, message: "\(source.name): \(count): \(shown)\(more)")
     }
 
     private func syncOrThrow(_ source: Source, report: inout SyncReport,
