@@ -79,7 +79,9 @@ final class CacheDescriptors: Sendable {
         for fd in closing { close(fd) }
     }
 
-    private func borrow(_ key: Key, open: () throws(CacheFileError) -> Int32) throws(CacheFileError) -> Int32 {
+    /// The descriptor of `key`, opened with `open` if it is not open, not closed until given
+    /// back (`giveBack`): for a use that outlives one call (a reply spliced later).
+    func borrow(_ key: Key, open: () throws(CacheFileError) -> Int32) throws(CacheFileError) -> Int32 {
         if let fd = state.withLock({ s -> Int32? in
             guard s.entries[key] != nil else { return nil }
             s.uses += 1
@@ -116,7 +118,7 @@ final class CacheDescriptors: Sendable {
         return fd
     }
 
-    private func giveBack(_ key: Key, _ fd: Int32) {
+    func giveBack(_ key: Key, _ fd: Int32) {
         let closing = state.withLock { s -> [Int32] in
             if let borrowers = s.retired[fd] {
                 s.retired[fd] = borrowers > 1 ? borrowers - 1 : nil

@@ -9,7 +9,7 @@ public enum ReadAnswer: Sendable {
     case bytes([UInt8])
     /// Bytes still in memory: they arrived moments ago.
     case memory(BytesInMemory)
-    /// A region of the cache file, to splice or copy from. It keeps the descriptor open.
+    /// A region of the cache file, to splice or copy from. It keeps its descriptor open.
     case cacheFile(CacheFileRegion)
     case failure(FetchError)
 }
@@ -17,10 +17,25 @@ public enum ReadAnswer: Sendable {
 /// `count` bytes of a cache file from `offset`: the descriptor stays open while the region
 /// is held, whatever the reader's close does meanwhile.
 public struct CacheFileRegion: Sendable {
-    public let descriptor: Int32
+    public var descriptor: Int32 { borrowed.fd }
     public let offset: Int64
     public let count: Int
-    let owner: ItemFileReader
+    let borrowed: BorrowedDescriptor
+}
+
+/// A reader's cache-file descriptor borrowed from `LibraryReader.descriptors`, given back when
+/// the last answer using it is done; it holds its reader until then.
+final class BorrowedDescriptor: Sendable {
+    let fd: Int32
+    private let key: CacheDescriptors.Key
+    private let pool: CacheDescriptors
+    private let reader: ItemFileReader
+
+    init(_ fd: Int32, key: CacheDescriptors.Key, pool: CacheDescriptors, reader: ItemFileReader) {
+        (self.fd, self.key, self.pool, self.reader) = (fd, key, pool, reader)
+    }
+
+    deinit { pool.giveBack(key, fd) }
 }
 
 /// Lets a read's caller stop waiting (a FUSE interrupt): the read is then answered
@@ -80,7 +95,6 @@ public final class ItemFileReader: Sendable {
     /// The last prefetches asked for, cancelled at close (older ones have their bytes by
     /// then: prefetches run in order).
     private let prefetches = Mutex<[any FetchTicket]>([])  // leaf lock
-    private let descriptor = Mutex<Int32>(-1)  // the cache file, opened at first use (leaf lock)
 
     init(reading: LibraryReader, itemID: Int64, key: CacheFileKey, size: Int64?, baseOffset: Int64 = 0,
          playbackOffset: Int64 = 0, readerClass: ReaderClass, playback: PlaybackSession?, scannerReads: ScannerReads?,
@@ -100,10 +114,8 @@ public final class ItemFileReader: Sendable {
         if locksItem { reading.fetcher.readerOpened(itemID: itemID) }
     }
 
-    deinit {
-        let fd = descriptor.withLock { $0 }
-        if fd >= 0 { Glibc.close(fd) }
-    }
+    // No answer holds the reader any more: its descriptor, if the pool kept one, goes.
+    deinit { reading.descriptors.forget(ObjectIdentifier(self)) }
 
     /// The last close: prefetches stop, a playback ends, and the item's fetches nobody else
     /// wants stop with its last reader.
@@ -214,19 +226,23 @@ public final class ItemFileReader: Sendable {
     /// The region of the cache file when the size is known (a page-cache read must be
     /// answered in full), else the bytes copied, short at the end (`direct_io`).
     private func fromCacheFile(_ range: ByteRange) -> ReadAnswer {
-        let fd = descriptor.withLock { fd in
-            if fd < 0 { fd = open(path, O_RDONLY | O_CLOEXEC) }
-            return fd
+        // From the readers' pool, not one of its own: programs may hold thousands of item
+        // files open, and the mount must not run out of descriptors for them.
+        let key = CacheDescriptors.Key(file: ObjectIdentifier(self), direct: false)
+        let borrowed: BorrowedDescriptor
+        do {
+            let fd = try reading.descriptors.borrow(key) { [path] () throws(CacheFileError) -> Int32 in
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw CacheFileError(errno: errno, operation: "cannot open", path: path) }
+                return fd
+            }
+            borrowed = BorrowedDescriptor(fd, key: key, pool: reading.descriptors, reader: self)
+        } catch {
+            return .failure(FetchError(.cacheWriteFailed, error.description, reason: error.isOutOfDescriptors ? .outOfDescriptors : nil))
         }
-        guard fd >= 0 else {
-            let code = errno
-            let shortage = code == EMFILE || code == ENFILE
-            return .failure(FetchError(.cacheWriteFailed, "cannot open \(path): \(String(cString: strerror(code)))",
-                                       reason: shortage ? .outOfDescriptors : nil))
-        }
-        if size != nil { return .cacheFile(CacheFileRegion(descriptor: fd, offset: range.start, count: Int(range.count), owner: self)) }
+        if size != nil { return .cacheFile(CacheFileRegion(offset: range.start, count: Int(range.count), borrowed: borrowed)) }
         var buffer = [UInt8](repeating: 0, count: Int(range.count))
-        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(range.start)) }
+        let count = buffer.withUnsafeMutableBytes { pread(borrowed.fd, $0.baseAddress, $0.count, off_t(range.start)) }
         guard count >= 0 else {
             return .failure(FetchError(.cacheWriteFailed, "cannot read \(path): \(String(cString: strerror(errno)))"))
         }

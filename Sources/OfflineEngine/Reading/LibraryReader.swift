@@ -15,6 +15,9 @@ public final class LibraryReader: Sendable {
     let replies = DispatchQueue(label: "offlinefs.read-replies", attributes: .concurrent)
     /// Answers from this size on leave the transfer thread (a small one costs less than the hop).
     static let largeAnswer: Int64 = 256 << 10
+    /// The cache-file descriptors readers read from: a bounded number kept open between reads
+    /// (least recently used closed first), so item files held open cost no descriptor each.
+    let descriptors = CacheDescriptors(capacity: CacheDescriptors.capacity(fitting: 64))
     /// Items whose media was wholly in the cache at their last open (`MediaOpen.pagesStayValid`).
     private let wholeAtLastOpen = Mutex<Set<Int64>>([])  // leaf lock
 
