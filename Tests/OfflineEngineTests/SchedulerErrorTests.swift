@@ -101,6 +101,21 @@ import Testing
         #expect(try f.wait(item, .failed).error == .downloadFailed)
     }
 
+    /// A media URL that redirects to `file://` is refused like one that names it: `failed`
+    /// once the retry budget is spent, never retried as a network error for ever.
+    @Test func aRedirectToAnotherSchemeIsDownloadFailed() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "retry-limit", value: "0")
+        let item = try f.addItem("a.mp4", size: 300)
+        f.origin.redirect(from: "/a.mp4", to: "file:///etc/passwd")
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        let failed = try f.wait(item, .failed)
+        #expect(failed.error == .downloadFailed)
+        #expect(failed.errorDetail?.contains("http") == true, "\(failed.errorDetail ?? "")")
+    }
+
     @Test func unknownContentIDIsContentNotFoundAfterFourLookups() throws {
         let f = try EngineFixture()
         defer { f.close() }

@@ -342,7 +342,8 @@ extension CachedFile {
         case .timeout: FetchError(.unavailable, error.message, reason: .timeout)
         case .network: FetchError(.unavailable, error.message, reason: .network)
         case .cancelled: FetchError(.cancelled, error.message)
-        case .forbiddenDestination, .badURL, .insecureRedirect, .tooManyRedirects:
+        // Asking again cannot help: the URL (or where it redirects) is one offlinefs refuses.
+        case .forbiddenDestination, .badURL, .unsupportedURL, .insecureRedirect, .tooManyRedirects:
             FetchError(.originError, error.message, reason: .refused)
         default: FetchError(.originError, error.message, reason: .network)
         }
