@@ -10,7 +10,14 @@ struct LibraryOptions: ParsableArguments {
 
     var folder: URL { LibraryLocation.resolve(explicit: library) }
 
-    func open(integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen) throws -> Library {
+    /// Opens the library; only a command that starts one (`creating`: `source add`, `set`,
+    /// `mount`) makes it where there is none: a typo in a path must not leave an empty library
+    /// behind and report "nothing requested".
+    func open(integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen, creating: Bool = false) throws -> Library {
+        if !creating && !FileManager.default.fileExists(atPath: folder.appendingPathComponent(LibraryStore.databaseFileName).path) {
+            throw CLIError("no library at \(folder.path) ('offlinefs source add NAME URL' starts one there; "
+                           + "another folder: --library DIR or OFFLINEFS_LIBRARY)")
+        }
         do {
             return try Library(folder: folder, integrityCheck: integrityCheck)
         } catch {

@@ -34,11 +34,22 @@ struct ExitCodeTests {
     @Test func successIsZero() throws {
         let cli = CLIRunner()
         defer { cli.removeLibrary() }
+        let add = try cli.run("source", "add", "acme", "http://127.0.0.1:1/catalog.json")
+        #expect(add.status == 0, "\(add.stderr)")
         let list = try cli.run("ls")
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.stderr.isEmpty)
-        let add = try cli.run("source", "add", "acme", "http://127.0.0.1:1/catalog.json")
-        #expect(add.status == 0, "\(add.stderr)")
+    }
+
+    /// A command that only reads (or acts on items) does not make a library where there is
+    /// none: a mistyped path says so instead of showing an empty library it just created.
+    @Test func aFolderWithoutALibraryIsOneAndStaysEmpty() throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        for command in [["ls"], ["status"], ["get"], ["source", "list"], ["sync"], ["pause", "acme/ep-1"]] {
+            expectFailure(try cli.run(command), "no library at \(cli.library.path) ('offlinefs source add NAME URL' starts one there")
+        }
+        #expect(!FileManager.default.fileExists(atPath: cli.library.appendingPathComponent("library.sqlite").path))
     }
 
     @Test func aLibraryThatCannotBeOpenedIsOne() throws {
@@ -47,7 +58,8 @@ struct ExitCodeTests {
         try Data().write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let cli = CLIRunner()
-        let output = try cli.run("ls", environment: ["OFFLINEFS_LIBRARY": file.appendingPathComponent("library").path])
+        let output = try cli.run("source", "add", "acme", "http://127.0.0.1:1/catalog.json",
+                                 environment: ["OFFLINEFS_LIBRARY": file.appendingPathComponent("library").path])
         expectFailure(output, "cannot open the library at \(file.path)/library: Not a directory")
     }
 
@@ -90,6 +102,7 @@ struct ExitCodeTests {
     @Test func anUnknownItemOrSourceIsOne() throws {
         let cli = CLIRunner()
         defer { cli.removeLibrary() }
+        try cli.run("set", "retry-limit", "3")
         let hint = "(offlinefs ls lists the items"
         expectFailure(try cli.run("download", "acme/nothing"), "no item 'acme/nothing' \(hint)")
         expectFailure(try cli.run("pause", "42"), "no item '42' \(hint)")

@@ -41,7 +41,7 @@ struct MountCommand: ParsableCommand {
     func run() throws {
         let mountOptions = try MountOptions.parse(options)
         // Checked by the mount once it is up (`MountStartup`), so mounting does not wait for it.
-        let opened = try library.open(integrityCheck: .later)
+        let opened = try library.open(integrityCheck: .later, creating: true)
         try MountRunner(library: opened, mountpoint: mountpoint, options: mountOptions, foreground: foreground).run()
     }
 }

@@ -17,7 +17,7 @@ struct SetCommand: ParsableCommand {
     @Argument(help: "The new value.") var value: String
 
     func run() throws {
-        let library = try options.open()
+        let library = try options.open(creating: true)
         if try !options.sendThroughMount([.setPolicy(name: policy, value: value)]) {
             try library.setPolicy(policy, value)
         }

@@ -20,7 +20,7 @@ struct SourceCommand: ParsableCommand {
         @Argument(help: "The feed's http:// or https:// URL.") var url: String
 
         func run() throws {
-            let library = try options.open()
+            let library = try options.open(creating: true)
             if try options.sendThroughMount([.addSource(name: name, feedURL: url)]) {
                 print("added source '\(name)' on the running mount; it syncs on its schedule, or run 'offlinefs sync \(name)'")
                 return
