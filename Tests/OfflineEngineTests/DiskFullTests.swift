@@ -2,6 +2,7 @@ import Foundation
 import OfflineEngine
 import OfflineStore
 import OfflineTestSupport
+import Synchronization
 import Testing
 
 /// HARDENING 12: a small tmpfs as the library. A download that cannot fit waits as
@@ -99,6 +100,61 @@ import Testing
             #expect(done.bytesPresent == size)
             try handle.seek(toOffset: 0)
             #expect(try handle.read(upToCount: Int(size)) == expected.bytes())
+        }
+    }
+
+    /// A program streaming an item fills the disk: its read fails, the bytes written and not
+    /// claimed are given back, and once there is room the same open reads on, right.
+    @Test func aReadThatFillsTheDiskGivesBackItsUnclaimedBytes() throws {
+        try withSmallDisk { tmpfs, f in
+            let size: Int64 = 4 << 20
+            let filler = try Self.fill(tmpfs, bytes: 5 << 20)
+            let item = try f.addItem("a.mp4", size: size, seed: 4)
+            f.start()
+            let fetcher = f.engine.transfers.fetcher
+            let reading = LibraryReader(fetcher: fetcher, view: LibraryView(store: f.store), readTimeout: .seconds(10))
+            let reader = reading.openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false,
+                                           readerClass: .copier).reader
+            defer { reader.close() }
+            let expected = GeneratedBytes(size: size, seed: 4)
+            func read(_ offset: Int64) -> [UInt8]? {
+                let answer = Mutex<ReadAnswer?>(nil)
+                let done = DispatchSemaphore(value: 0)
+                reader.read(offset: offset, count: 256 << 10) { value in answer.withLock { $0 = value }; done.signal() }
+                _ = done.wait(timeout: .now() + 15)
+                switch answer.withLock({ $0 }) {
+                case .bytes(let bytes)?: return bytes
+                case .memory(let inMemory)?: return inMemory.withBuffers { $0.flatMap { Array($0) } }
+                case .cacheFile(let region)?:
+                    var buffer = [UInt8](repeating: 0, count: region.count)
+                    let got = buffer.withUnsafeMutableBytes { pread(region.descriptor, $0.baseAddress, region.count, off_t(region.offset)) }
+                    return got == region.count ? buffer : nil
+                case .failure?, nil: return nil
+                }
+            }
+            // When a copier reads it from the start, the disk fills before the end
+            var offset: Int64 = 0
+            while offset < size, let bytes = read(offset) {
+                #expect(Data(bytes) == expected.bytes(in: offset..<offset + Int64(bytes.count)))
+                offset += Int64(bytes.count)
+            }
+            #expect(offset < size, "4 MiB fit in the space left")
+            // Then what is on the disk is what the store claims, give or take a block
+            let path = fetcher.cacheFilePath(itemID: item.id, file: "media")
+            func allocated() -> Int64 {
+                var info = stat()
+                return stat(path, &info) == 0 ? Int64(info.st_blocks) * 512 : 0
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while allocated() > (try f.store.bytesPresent(itemID: item.id)) + (64 << 10), ContinuousClock.now < deadline { usleep(2000) }
+            #expect(allocated() <= (try f.store.bytesPresent(itemID: item.id)) + (64 << 10))
+            // And once there is room, the same open reads on to the end, the origin's bytes
+            try FileManager.default.removeItem(at: filler)
+            while offset < size, let bytes = read(offset) {
+                #expect(Data(bytes) == expected.bytes(in: offset..<offset + Int64(bytes.count)))
+                offset += Int64(bytes.count)
+            }
+            #expect(offset == size)
         }
     }
 
