@@ -18,4 +18,10 @@ extension EngineError {
     public static func meansNoSuchItem(_ error: any Error) -> Bool {
         (error as? StoreError)?.code == .unknownItem
     }
+
+    /// Whether `error` says the library's disk is full (the store could not record the
+    /// change): a front end answers "no space left on device" rather than "invalid argument".
+    public static func meansDiskFull(_ error: any Error) -> Bool {
+        LibraryStore.isDiskFull(error)
+    }
 }

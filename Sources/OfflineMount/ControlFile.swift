@@ -89,13 +89,13 @@ final class ControlFile: Sendable {
             }
             return lines
         }
-        var failed = false
+        var failure: Errno?
         if tooLong {
             report(ControlLanguage.ParseError("line too long (more than \(ControlLanguage.maxLineBytes) bytes); skipped"), line: nil)
-            failed = true
+            failure = .invalidArgument
         }
-        if !run(lines) { failed = true }
-        return failed ? .failure(.invalidArgument) : .success(data.count)
+        if let failed = run(lines) { failure = failure ?? failed }
+        return failure.map { .failure($0) } ?? .success(data.count)
     }
 
     /// A `close`: runs a last line that has no newline, when the writer itself closes.
@@ -113,7 +113,7 @@ final class ControlFile: Sendable {
             return buffer.pending
         }
         guard let line else { return .success(()) }
-        return run([line[...]]) ? .success(()) : .failure(.invalidArgument)
+        return run([line[...]]).map { .failure($0) } ?? .success(())
     }
 
     /// The last close: a line still waiting (no flush came) runs now; its error has nowhere to go
@@ -123,9 +123,11 @@ final class ControlFile: Sendable {
         _ = buffers.withLock { $0.removeValue(forKey: handle) }
     }
 
-    /// Parses and performs `lines` in order; `false` when any failed.
-    private func run(_ lines: [ArraySlice<UInt8>]) -> Bool {
-        var allGood = true
+    /// Parses and performs `lines` in order; the answer for the write when any failed:
+    /// `ENOSPC` when the store's disk is full (its refusal cannot reach `.events` either),
+    /// else `EINVAL`.
+    private func run(_ lines: [ArraySlice<UInt8>]) -> Errno? {
+        var failure: Errno?
         var changed = false
         for line in lines {
             let command: LibraryCommand
@@ -134,7 +136,7 @@ final class ControlFile: Sendable {
                 command = parsed
             } catch {
                 report(error, line: line)
-                allGood = false
+                failure = failure ?? .invalidArgument
                 continue
             }
             do {
@@ -143,11 +145,11 @@ final class ControlFile: Sendable {
                 logger.debug("control: \(ControlLanguage.format(command)): \(answer)")
             } catch {
                 report(error, line: line)
-                allGood = false
+                failure = failure ?? (EngineError.meansDiskFull(error) ? .noSpace : .invalidArgument)
             }
         }
         if changed { afterCommands() }
-        return allGood
+        return failure
     }
 
     /// Appends the refusal to `.events` (where the writer reads why its write failed).

@@ -72,7 +72,7 @@ extension OfflineFileSystem {
                     _ = try performer.perform(command)
                 } catch {
                     control.report(error, line: Array(ControlLanguage.format(command).utf8)[...], origin: "setxattr \(name)")
-                    result = .failure(.invalidArgument)
+                    result = .failure(EngineError.meansDiskFull(error) ? .noSpace : .invalidArgument)
                     break
                 }
             }

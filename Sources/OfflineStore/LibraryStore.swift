@@ -261,3 +261,12 @@ enum JSONText {
         return try? JSONDecoder().decode(type, from: data)
     }
 }
+
+extension LibraryStore {
+    /// Whether `error` is the database's disk being full (SQLite's `SQLITE_FULL`), raw or
+    /// wrapped in a `StoreError`: what a front end answers `ENOSPC` for.
+    public static func isDiskFull(_ error: any Error) -> Bool {
+        let cause = (error as? StoreError)?.underlying ?? error
+        return (cause as? DatabaseError)?.resultCode == .SQLITE_FULL
+    }
+}
