@@ -33,6 +33,7 @@ public final class ErrnoTable: Sendable {
         case let errno as Errno: return errno
         case let fetch as FetchError: return self.errno(for: fetch)
         case _ where EngineError.meansNoSuchItem(error): return .noSuchFileOrDirectory
+        case _ where EngineError.meansDiskFull(error): return .noSpace
         case let posix as POSIXError where posix.code == .EMFILE || posix.code == .ENFILE:
             logDescriptorShortage("\(operation): \(posix)")
             return .ioError

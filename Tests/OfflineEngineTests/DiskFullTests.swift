@@ -158,6 +158,35 @@ import Testing
         }
     }
 
+    /// With the disk full to the last byte the store cannot record an evict or a delete: the
+    /// command fails saying so (no "done"), and the files stay with the store's claim on them.
+    @Test func evictAndDeleteOnAFullDiskFailAndKeepTheFilesAndTheirClaims() throws {
+        try withSmallDisk { tmpfs, f in
+            let item = try f.addItem("a.mp4", size: 200_000, seed: 6)
+            f.start()
+            try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+            try f.wait(item, .cached)
+            let path = f.engine.transfers.fetcher.cacheFilePath(itemID: item.id, file: "media")
+            let filler = FileHandle(forWritingAtPath: {
+                let path = tmpfs.appendingPathComponent("filler").path
+                FileManager.default.createFile(atPath: path, contents: nil)
+                return path
+            }())
+            while (try? filler?.write(contentsOf: Data(count: 4096))) != nil {}
+            try? filler?.close()
+            for command in [LibraryCommand.evict(item: "src/a.mp4"), .delete(item: "src/a.mp4")] {
+                #expect(performing: { try f.perform(command) }, throws: { LibraryStore.isDiskFull($0) })
+                #expect(FileManager.default.fileExists(atPath: path))
+                #expect(try f.store.bytesPresent(itemID: item.id) == 200_000)
+                #expect(try f.item(item).state == .cached)
+            }
+            // Once there is room, the evict goes through
+            try FileManager.default.removeItem(at: tmpfs.appendingPathComponent("filler"))
+            try f.perform(.evict(item: "src/a.mp4"))
+            #expect(try f.store.bytesPresent(itemID: item.id) == 0)
+        }
+    }
+
     @Test func cacheLimitOnTheSmallDisk() throws {
         try withSmallDisk { tmpfs, f in
             try f.store.setPolicy(name: "cache-limit", value: "1MiB")

@@ -69,7 +69,7 @@ public final class Engine: Sendable {
 
     /// Stops what runs for the item and applies `intent` now, or when its download returns,
     /// or (delete, evict) at its last close.
-    func stop(_ item: Item, _ intent: StopIntent) {
+    func stop(_ item: Item, _ intent: StopIntent) throws {
         let dropsFiles = switch intent { case .delete, .evict: true; default: false }
         if dropsFiles, transfers.fetcher.isOpen(itemID: item.id) {
             deferred.withLock { $0[item.id] = intent }
@@ -80,17 +80,17 @@ public final class Engine: Sendable {
             }
             return
         }
+        defer { scheduler.poke() }
         if !scheduler.stopRunning(itemID: item.id, intent) {
-            scheduler.apply(intent, to: item)
+            try scheduler.apply(intent, to: item)
         }
-        scheduler.poke()
     }
 
     private func lastReaderClosed(_ itemID: Int64) {
         guard let intent = deferred.withLock({ $0.removeValue(forKey: itemID) }) else { return }
         switch intent {
-        case .delete: Scheduler.removeFiles(of: itemID, transfers: transfers, store: store)
-        default: if let item = try? store.item(id: itemID) { scheduler.apply(intent, to: item) }
+        case .delete: try? Scheduler.removeFiles(of: itemID, transfers: transfers, store: store)
+        default: if let item = try? store.item(id: itemID) { try? scheduler.apply(intent, to: item) }
         }
         scheduler.poke()
     }

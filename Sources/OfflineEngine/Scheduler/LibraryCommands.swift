@@ -143,7 +143,7 @@ public struct LibraryCommands: CommandPerformer {
         switch item.state {
         case .queued, .idle, .metadataPending, .downloading:
             // The engine may be starting it this instant: it decides under its own lock.
-            if let engine { engine.stop(item, .pause) } else { try store.setState(itemID: item.id, state: .paused) }
+            if let engine { try engine.stop(item, .pause) } else { try store.setState(itemID: item.id, state: .paused) }
         case .paused:
             return "\(name(item)): already paused"
         default:
@@ -173,7 +173,7 @@ public struct LibraryCommands: CommandPerformer {
             return "\(name(item)): nothing to cancel (\(item.state.rawValue))"
         }
         if let engine {
-            engine.stop(item, intent)
+            try engine.stop(item, intent)
         } else {
             try applyWithoutEngine(intent, item)
         }

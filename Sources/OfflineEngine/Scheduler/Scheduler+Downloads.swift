@@ -107,7 +107,7 @@ extension Scheduler {
                 s.running[item.id] = nil
                 return s.intents.removeValue(forKey: item.id)
             }
-            if let intent { apply(intent, to: item) }
+            if let intent { try? apply(intent, to: item) }
             poke()
             return
         }
@@ -163,7 +163,7 @@ extension Scheduler {
         }
         if let intent, !(result.succeeded && intent.yieldsToCompletion) {
             // A pause that came too late to stop a finished download leaves it cached.
-            apply(intent, to: item)
+            try? apply(intent, to: item)
         } else if !result.succeeded {
             record(result, item: item, retry: retry, limit: limit)
         }
@@ -197,38 +197,40 @@ extension Scheduler {
         }
     }
 
-    /// Carries out what a command asked of an item, once no download of it runs.
-    func apply(_ intent: StopIntent, to item: Item) {
+    /// Carries out what a command asked of an item, once no download of it runs. Throws when
+    /// the store cannot record it (a full disk): nothing is removed then, and a command run
+    /// at once says so.
+    func apply(_ intent: StopIntent, to item: Item) throws {
         switch intent {
         case .pause:
-            _ = try? store.setState(itemID: item.id, state: .paused)
+            try store.setState(itemID: item.id, state: .paused)
         case .cancel:
-            try? transfers.discardMedia(itemID: item.id)
-            try? store.setRequested(itemID: item.id, false)
-            _ = try? store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
+            try transfers.discardMedia(itemID: item.id)
+            try store.setRequested(itemID: item.id, false)
+            try store.setState(itemID: item.id, state: .discovered, error: .cancelled, detail: "cancelled by the user")
             if item.type == .hls { transfers.hls.prepareInBackground(itemID: item.id) }
         case .evict(let sideFiles):
-            try? transfers.evict(itemID: item.id, sideFiles: sideFiles)
-            try? store.setRequested(itemID: item.id, false)
+            try transfers.evict(itemID: item.id, sideFiles: sideFiles)
+            try store.setRequested(itemID: item.id, false)
         case .delete:
-            Self.removeFiles(of: item.id, transfers: transfers, store: store)
-            try? store.setRequested(itemID: item.id, false)
-            _ = try? store.setState(itemID: item.id, state: .deleted)
+            try Self.removeFiles(of: item.id, transfers: transfers, store: store)
+            try store.setRequested(itemID: item.id, false)
+            try store.setState(itemID: item.id, state: .deleted)
         case .licenceExpired:
-            _ = try? store.setState(itemID: item.id, state: .failed, error: .licenceExpired, detail: "the licence expired")
+            try store.setState(itemID: item.id, state: .failed, error: .licenceExpired, detail: "the licence expired")
         case .shutdown:
-            _ = try? store.setState(itemID: item.id, state: .queued)
+            try store.setState(itemID: item.id, state: .queued)
         case .holdBack(let rule):
-            _ = try? store.setState(itemID: item.id, state: .idle, error: .outOfPolicy, detail: rule)
+            try store.setState(itemID: item.id, state: .idle, error: .outOfPolicy, detail: rule)
         }
     }
 
     /// Every cached file of an item (media, thumbnail, subtitles): the store forgets them
-    /// first, then the folder goes.
-    static func removeFiles(of itemID: Int64, transfers: TransferEngine, store: LibraryStore) {
+    /// first, then the folder goes; when the store cannot (a full disk), the files stay.
+    static func removeFiles(of itemID: Int64, transfers: TransferEngine, store: LibraryStore) throws {
         transfers.fetcher.cancel(itemID: itemID)
-        try? transfers.discardMedia(itemID: itemID)
-        try? store.clearPresentRanges(itemID: itemID)
+        try transfers.discardMedia(itemID: itemID)
+        try store.clearPresentRanges(itemID: itemID)
         let folder = (transfers.fetcher.cacheFilePath(itemID: itemID, file: "media") as NSString).deletingLastPathComponent
         try? FileManager.default.removeItem(atPath: folder)
     }

@@ -13,7 +13,7 @@ extension Scheduler {
                 wakeAt.append(now.addingTimeInterval(60))
                 continue
             }
-            apply(.evict(sideFiles: false), to: item)
+            guard (try? apply(.evict(sideFiles: false), to: item)) != nil else { continue }
             _ = try? store.appendEvent(kind: .state, itemID: item.id, sourceID: item.sourceID,
                                        message: "\(item.fileName ?? item.contentID): evicted, watched \(LicenceClock.iso(item.watchedAt ?? now)) (delete-watched-after)")
         }
