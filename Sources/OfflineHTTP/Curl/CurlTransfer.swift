@@ -179,6 +179,13 @@ final class CurlTransfer {
             if redirected && request.url.lowercased().hasPrefix("https:") {
                 return HTTPError(.insecureRedirect, "\(request.url): redirect to a non-https URL refused")
             }
+            // The same code for an answer curl cannot read (an unknown HTTP version): an
+            // http(s) URL that was not sent elsewhere met a bad response, not a refused scheme.
+            let lower = request.url.lowercased()
+            let sentElsewhere = redirected || easy.info(string: CURLINFO_REDIRECT_URL) != nil
+            if !sentElsewhere && (lower.hasPrefix("http:") || lower.hasPrefix("https:")) {
+                return HTTPError(.network, detail)
+            }
             return HTTPError(.unsupportedURL, "\(detail) (only http and https are allowed)")
         case CURLE_URL_MALFORMAT:
             return HTTPError(.badURL, detail)
