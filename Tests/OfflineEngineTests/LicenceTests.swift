@@ -97,13 +97,7 @@ import Testing
         defer { f.close() }
         f.origin.serve("/licence/a", .text(#"{"kind": "rental", "rentalDuration": 3600, "playDuration": 300}"#,
                                            contentType: "application/json"))
-        let terms = LicenceTerms(kind: .rental, rentalDuration: 999_999, licenceURL: f.origin.url("/licence/a"))
-        let item = try f.addItem("a.mp4", size: 3 << 20, licence: terms)
-        f.start()
-        let playback = try #require(f.engine.transfers.fetcher.startPlayback(itemID: item.id, size: 3 << 20))
-        playback.read(offset: 2 << 20, length: 4096)
-        f.engine.licences.drain()
-        let licence = try #require(try f.store.licence(itemID: item.id))
+        let (item, licence) = try playARentalNotAcquired(f, catalogRental: 999_999)
         #expect(f.origin.requests(for: "/licence/a").count == 1)
         #expect(licence.acquiredAt == f.clock.now() && licence.firstPlayedAt == f.clock.now())
         #expect(licence.expiresAt == f.clock.now().addingTimeInterval(300))
@@ -118,16 +112,24 @@ import Testing
         defer { f.close() }
         f.origin.serve("/licence/a", .text("no", contentType: "text/plain"))
         f.origin.setFault("/licence/a", .status(503))
-        let terms = LicenceTerms(kind: .rental, rentalDuration: 3600, playDuration: 300, licenceURL: f.origin.url("/licence/a"))
+        let (item, licence) = try playARentalNotAcquired(f, catalogRental: 3600, catalogPlay: 300)
+        #expect(licence.acquiredAt == nil)
+        #expect(LicenceClock.expiryText(licence) == f.clock.now().addingTimeInterval(300).formatted(.iso8601))
+        #expect(try f.store.events().contains { $0.itemID == item.id && $0.message.hasPrefix("not acquired at first playback: ") })
+    }
+
+    /// A rental with the licence URL `/licence/a`, played past its first 2 MiB by a player
+    /// before anything acquired it; the item and its licence once the playback is recorded.
+    private func playARentalNotAcquired(_ f: EngineFixture, catalogRental: Double,
+                                        catalogPlay: Double? = nil) throws -> (Item, Licence) {
+        let terms = LicenceTerms(kind: .rental, rentalDuration: catalogRental, playDuration: catalogPlay,
+                                 licenceURL: f.origin.url("/licence/a"))
         let item = try f.addItem("a.mp4", size: 3 << 20, licence: terms)
         f.start()
         let playback = try #require(f.engine.transfers.fetcher.startPlayback(itemID: item.id, size: 3 << 20))
         playback.read(offset: 2 << 20, length: 4096)
         f.engine.licences.drain()
-        let licence = try #require(try f.store.licence(itemID: item.id))
-        #expect(licence.acquiredAt == nil)
-        #expect(LicenceClock.expiryText(licence) == f.clock.now().addingTimeInterval(300).formatted(.iso8601))
-        #expect(try f.store.events().contains { $0.itemID == item.id && $0.message.hasPrefix("not acquired at first playback: ") })
+        return (item, try #require(try f.store.licence(itemID: item.id)))
     }
 
     @Test func licenceURLGivesTheTermsAndRenews() throws {
