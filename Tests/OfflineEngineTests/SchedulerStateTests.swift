@@ -116,7 +116,9 @@ import Testing
         // Then its segments are gone, and a rendition is chosen again, later than the first
         #expect(try f.store.bytesPresent(itemID: item.id) == 0)
         deadline = ContinuousClock.now + .seconds(10)
-        while (try f.store.hlsStream(itemID: item.id)?.chosenAt ?? chosen) <= chosen, ContinuousClock.now < deadline { usleep(2000) }
+        // (The choice reaches the store, then the registry: wait for both.)
+        while (try f.store.hlsStream(itemID: item.id)?.chosenAt ?? chosen) <= chosen || f.engine.transfers.hls.stream(itemID: item.id) == nil,
+              ContinuousClock.now < deadline { usleep(2000) }
         #expect(try #require(try f.store.hlsStream(itemID: item.id)).chosenAt > chosen)
         #expect(f.engine.transfers.hls.stream(itemID: item.id) != nil)
         #expect(try f.item(item).state == .discovered)

@@ -260,6 +260,9 @@ extension CachedFile {
     ///
     /// Out of descriptors, only the fetches and waiters fail: what is in the file is good, and
     /// the next request may find a descriptor free (the bytes that could not go are dropped).
+    /// On a full disk the file then recovers by itself (`recoverFromWriteFailure`): what it
+    /// wrote and could not claim goes back, and the next read or download tries again without
+    /// a remount, whoever's fetch met the full disk.
     func failWrites(_ failure: FetchError) {
         let sticky = failure.reason != .outOfDescriptors
         end(state.withLock { s in
@@ -274,6 +277,8 @@ extension CachedFile {
             }
             return s.endAll(failure)
         }, failure)
+        // Off this thread: a failed flush calls here with the commit locks held.
+        if failure.reason == .noSpace { callbacks.async { [weak self] in self?.recoverFromWriteFailure() } }
     }
 
     static func writeFailure(_ error: any Error, path: String) -> FetchError {

@@ -196,9 +196,7 @@ public final class ItemFileReader: Sendable {
             completion: { [self] result in
                 switch result {
                 case .success: deliver { self.available(range) ?? self.fromCacheFile(range) }
-                case .failure(let error):
-                    once(.failure(error))
-                    if error.reason == .noSpace { recoverFromFullDisk() }
+                case .failure(let error): once(.failure(error))
                 }
             })
         cancellation.attach {
@@ -223,14 +221,6 @@ public final class ItemFileReader: Sendable {
             tickets.append(ticket)
             if tickets.count > 2 { tickets.removeFirst() }
         }
-    }
-
-    /// A full disk stopped the fetch this read waited for: the bytes written and not claimed
-    /// go (a truncation, as a download that met it does), and the file takes writes again, so
-    /// the space comes back and the next read tries again without a remount. Off the calling
-    /// thread: a failed flush calls back with the file's commit lock held.
-    private func recoverFromFullDisk() {
-        reading.replies.async { [reading, itemID, key] in reading.fetcher.recoverFromWriteFailure(itemID: itemID, file: key) }
     }
 
     /// The region of the cache file when the size is known (a page-cache read must be

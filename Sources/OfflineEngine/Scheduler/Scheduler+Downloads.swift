@@ -174,8 +174,9 @@ extension Scheduler {
         let code = result.error ?? .downloadFailed
         switch code {
         case .noSpace, .cacheLimit:
-            // The claimed bytes are good: keep them, give back the unclaimed tail (the store
-            // needs room to record this), and wait for space.
+            // The claimed bytes are good: keep them, give back the unclaimed tail now (the file
+            // does so by itself too, but the store needs the room to record this state), and
+            // wait for space.
             transfers.recoverFromWriteFailure(itemID: item.id)
             _ = try? store.setState(itemID: item.id, state: .idle, error: code, detail: result.message)
         case .cancelled:

@@ -26,8 +26,7 @@ extension HLSStreams {
     /// download just forgot: its `.m3u8` is listed with its size again at once instead of as
     /// an empty file until the next sync (copiers copy it empty; mpv waits on it).
     public func prepareInBackground(itemID: Int64) {
-        let maxBytes = (try? store.policies())?.fileSizeMax.bytes
-        background.async { [self] in _ = prepare(itemID: itemID, maxBytes: maxBytes) }
+        background.async { [self] in _ = prepare(itemID: itemID, maxBytes: (try? store.policies())?.fileSizeMax.bytes) }
     }
 
     private func prepare(itemID: Int64, maxBytes: Int64?) -> HLSFailure? {
