@@ -25,15 +25,11 @@ import Testing
         }
     }
 
-    /// The item's origin once the index has read `count` times and answers for it; nil if that
-    /// takes 30 s (a bound for a loaded CI machine: the read is a thread's start and a few rows).
+    /// The item's origin once the read a look-up started has landed, if the store was read
+    /// `count` times by then.
     private func waitForReads(_ fake: FakeRead, _ count: Int, index: MediaOriginIndex, itemID: Int64) -> FetchOrigin? {
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(30) {
-            if fake.calls >= count, let origin = index.origin(itemID: itemID) { return origin }
-            usleep(1000)
-        }
-        return nil
+        index.waitForBackgroundRead()
+        return fake.calls == count ? index.origin(itemID: itemID) : nil
     }
 
     @Test func everyURLComesBackWholeFromTheTable() {
@@ -57,10 +53,11 @@ import Testing
         let changes = CatalogChanges()
         let fake = FakeRead()
         let index = MediaOriginIndex(changes: changes, read: { try fake.read($0) })
-        // Before any read, nothing answers
+        // Before any read, nothing answers, and the look-up starts a read
         #expect(index.origin(itemID: 1) == nil)
+        index.waitForBackgroundRead()
+        #expect(fake.calls == 1)
         // Once read, the entries answer, with each source's destination policy
-        index.load()
         #expect(index.origin(itemID: 1) == FetchOrigin(url: "http://127.0.0.1/a", destinationPolicy: .any))
         #expect(index.origin(itemID: 2) == FetchOrigin(url: "https://cdn.example/b", destinationPolicy: .publicOnly))
         #expect(index.origin(itemID: 3) == nil)
@@ -71,6 +68,26 @@ import Testing
         // And a new read in the background brings the new one
         #expect(waitForReads(fake, 2, index: index, itemID: 1)?.url == "http://127.0.0.1/moved")
         #expect(index.origin(itemID: 2) == nil)
+    }
+
+    @Test func theEnginesLoadJoinsALookUpsReadUnderWay() throws {
+        let changes = CatalogChanges()
+        let fake = FakeRead()
+        let index = MediaOriginIndex(changes: changes, read: { try fake.read($0) })
+        // Given a look-up's read under way when the engine's start loads the index
+        let reading = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        fake.during = { fake.during = {}; reading.signal(); release.wait() }
+        #expect(index.origin(itemID: 1) == nil)
+        reading.wait()
+        let loaded = DispatchSemaphore(value: 0)
+        Thread { index.load(); loaded.signal() }.start()
+        // Then the load waits for that read rather than reading beside it
+        let waited = loaded.wait(timeout: .now() + 0.2)
+        #expect(waited == .timedOut)
+        release.signal()
+        if waited == .timedOut { loaded.wait() }
+        #expect(fake.calls == 1)
+        #expect(index.origin(itemID: 1)?.url == "http://127.0.0.1/a")
     }
 
     @Test func aReadTheCatalogOutdatedAnswersNothingAndIsReadAgain() throws {

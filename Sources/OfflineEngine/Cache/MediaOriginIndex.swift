@@ -95,6 +95,8 @@ final class MediaOriginIndex: Sendable {
     private let state = Mutex(State())  // leaf lock
     private let changes: CatalogChanges
     private let read: Read
+    /// The read a look-up started, while it runs.
+    private let backgroundRead = DispatchGroup()
 
     init(changes: CatalogChanges, read: @escaping Read) {
         self.changes = changes
@@ -121,12 +123,20 @@ final class MediaOriginIndex: Sendable {
             return (current && !s.forgotten.contains(itemID) ? s.table : nil, reload)
         }
         if reload {
+            backgroundRead.enter()
             Thread { [self] in
                 csystem_name_this_thread("ofs-origins")
                 readTable(at: now)
+                backgroundRead.leave()
             }.start()
         }
         return table?.origin(itemID: itemID)
+    }
+
+    /// Blocks until the read a look-up started in the background has landed (`load`; tests
+    /// wait on it rather than on a clock).
+    func waitForBackgroundRead() {
+        backgroundRead.wait()
     }
 
     /// The item's media may have cached bytes now: its origin is no longer answered from
@@ -149,14 +159,18 @@ final class MediaOriginIndex: Sendable {
     static func maxForgotten(entries: Int) -> Int { max(4096, entries / 8) }
 
     /// Reads the store (blocking) and keeps what it read unless the catalog changed meanwhile.
+    /// If a look-up's read runs, waits for that one instead: one read at a time, so an older
+    /// read cannot land after a newer one and drop its table.
     func load() {
         let generation = changes.generation
-        state.withLock { s in
+        let reading = state.withLock { s -> Bool in
+            guard !s.loading else { return false }
             s.forgottenDuringRead = []
             s.attempted = generation
             s.outgrown = false
+            return true
         }
-        readTable(at: generation)
+        if reading { readTable(at: generation) } else { waitForBackgroundRead() }
     }
 
     /// The read `load` and a look-up start: its table replaces the one answering.
