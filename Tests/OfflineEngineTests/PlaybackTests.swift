@@ -58,10 +58,11 @@ struct PlaybackTests {
 
     // MARK: - Through the engine
 
-    private func item(_ f: EngineFixture, _ name: String = "a.mp4", size: Int64 = 1 << 20, duration: Double? = 1000) throws -> Item {
+    private func item(_ f: EngineFixture, _ name: String = "a.mp4", size: Int64 = 1 << 20, catalogSize: Int64? = nil,
+                      duration: Double? = 1000) throws -> Item {
         f.origin.serve("/\(name)", .generated(size: size, seed: 3, contentType: "video/mp4"))
         return try f.addEntry(CatalogEntry(contentID: name, title: name, type: .video, mediaURL: f.origin.url("/\(name)"),
-                                           size: size, mimeType: "video/mp4", duration: duration))
+                                           size: catalogSize ?? size, mimeType: "video/mp4", duration: duration))
     }
 
     private func play(_ f: EngineFixture, _ item: Item, from start: Int64 = 0, to end: Int64, size: Int64 = 1 << 20) throws {
@@ -178,11 +179,13 @@ struct PlaybackTests {
         })
     }
 
-    @Test func aDownloadWritesProgressLinesWhileItRuns() throws {
+    /// With the catalog's size, or a wrong one (the origin's is 64 MiB): lines give the origin's.
+    @Test(arguments: [64 << 20, 1000] as [Int64])
+    func aDownloadWritesProgressLinesWhileItRuns(catalogSize: Int64) throws {
         let f = try EngineFixture()
         defer { f.close() }
         let size: Int64 = 64 << 20
-        let a = try item(f, size: size)
+        let a = try item(f, size: size, catalogSize: catalogSize)
         f.origin.setFault("/a.mp4", .trickle(bytesPerSecond: 16 << 20))
         f.start()
         let start = try f.store.lastEventSeq()
@@ -204,6 +207,6 @@ struct PlaybackTests {
         let lines = try f.store.events(after: start, limit: 10_000).filter { $0.kind == .progress && $0.itemID == a.id }
         #expect(lines.count >= 3)
         #expect(lines.first?.message.hasPrefix("a.mp4 [a.mp4].mp4: ") == true)
-        #expect(lines.allSatisfy { $0.message.contains("of 64.0 MiB") })
+        #expect(lines.allSatisfy { $0.message.contains("% (") && $0.message.contains("of 64.0 MiB") }, "\(lines.map(\.message))")
     }
 }

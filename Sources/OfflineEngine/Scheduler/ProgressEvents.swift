@@ -6,7 +6,13 @@ import Synchronization
 /// the item has gained 5 % or 5 seconds have passed since its last line (or its start), at
 /// most one a second per item. Checked every second while a download runs, on the clock's
 /// thread; the bytes are those the store holds (durable), not those still in flight.
+///
+/// A catalog size the origin contradicts is corrected here, once the transfer knows the
+/// origin's, rather than at the end (lines said "100.0% (0.9 MiB of 0.0 MiB)" until then).
 final class ProgressEvents: Sendable {
+    /// The size the origin gave for an item's media, once a transfer knows it.
+    typealias OriginSize = @Sendable (_ itemID: Int64) -> Int64?
+
     struct Mark: Equatable {
         var time: Date
         var bytes: Int64
@@ -21,14 +27,16 @@ final class ProgressEvents: Sendable {
     private let state = Mutex(State())  // leaf lock: store writes happen outside it
     private let store: LibraryStore
     private let clock: any EngineClock
+    private let originSize: OriginSize
 
     static let interval: TimeInterval = 1
     static let stepFraction = 0.05
     static let stepSeconds: TimeInterval = 5
 
-    init(store: LibraryStore, clock: any EngineClock) {
+    init(store: LibraryStore, clock: any EngineClock, originSize: @escaping OriginSize) {
         self.store = store
         self.clock = clock
+        self.originSize = originSize
     }
 
     func started(itemID: Int64) {
@@ -79,8 +87,11 @@ final class ProgressEvents: Sendable {
         let now = clock.now()
         guard let marks = state.withLock({ $0.generation == generation ? $0.marks : nil }) else { return }
         for (itemID, last) in marks {
-            guard let item = try? store.item(id: itemID), item.state == .downloading,
-                  Self.isDue(last: last, now: now, bytes: item.bytesPresent, size: item.size) else { continue }
+            guard var item = try? store.item(id: itemID), item.state == .downloading else { continue }
+            if item.type != .hls, let size = originSize(itemID), size != item.size, (try? store.setSize(itemID: itemID, size)) != nil {
+                item.size = size
+            }
+            guard Self.isDue(last: last, now: now, bytes: item.bytesPresent, size: item.size) else { continue }
             let stillTracked = state.withLock { state -> Bool in
                 guard state.marks[itemID] != nil else { return false }
                 state.marks[itemID] = Mark(time: now, bytes: item.bytesPresent)
