@@ -14,6 +14,10 @@ struct LibraryOptions: ParsableArguments {
     /// `mount`) makes it where there is none: a typo in a path must not leave an empty library
     /// behind and report "nothing requested".
     func open(integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen, creating: Bool = false) throws -> Library {
+        try Self.open(folder, integrityCheck: integrityCheck, creating: creating)
+    }
+
+    static func open(_ folder: URL, integrityCheck: LibraryStore.IntegrityCheckTiming, creating: Bool) throws -> Library {
         if !creating && !FileManager.default.fileExists(atPath: folder.appendingPathComponent(LibraryStore.databaseFileName).path) {
             throw CLIError("no library at \(folder.path) ('offlinefs source add NAME URL' starts one there; "
                            + "another folder: --library DIR or OFFLINEFS_LIBRARY)")

@@ -8,32 +8,68 @@ import OfflineMount
 
 /// Mounts a library and serves it until unmounted: shared by `mount` and `demo`.
 struct MountRunner {
-    let library: Library
+    /// Opens the library; in the daemon when the mount detaches (see `run`).
+    let library: () throws -> Library
     let mountpoint: String
     let options: MountOptions
     let foreground: Bool
 
-
+    /// Without `foreground`, detaches first: the library's database is opened in the daemon,
+    /// never before the fork. SQLite's locks belong to the process that took them, so a
+    /// database opened before the fork was unlocked in the daemon: the next `offlinefs
+    /// status` took itself for the last reader, folded the WAL into the database and deleted
+    /// it under the mount, and everything the mount wrote after was lost.
     func run() throws {
-        let mountOptions = options
-        let opened = library
         try Self.checkUsable(mountpoint)
+        // Absolute and resolved now, before the daemon changes directory to / (and before
+        // mounting: a look at our own mount point from here could wait on ourselves).
+        let mountpoint = MountTable.absolute(mountpoint)
+        let visibleMountpoint = URL(fileURLWithPath: mountpoint).resolvingSymlinksInPath().path
+        guard !foreground else {
+            do {
+                return try serve(mountpoint: mountpoint, visibleMountpoint: visibleMountpoint, readiness: nil)
+            } catch let failure as UsageFailure {
+                FileHandle.standardError.write(Data("Error: \(failure.message)\n".utf8))
+                throw ExitCode.validationFailure
+            }
+        }
+        let readiness: Detach.Readiness
+        do {
+            readiness = try Detach.detach()
+        } catch {
+            throw CLIError("cannot detach from the terminal: \(error)")
+        }
+        // In the daemon: what stops the mount before it serves goes to the foreground process.
+        do {
+            try serve(mountpoint: mountpoint, visibleMountpoint: visibleMountpoint, readiness: readiness)
+        } catch let failure as UsageFailure {
+            readiness.failed(failure.message, status: ExitCode.validationFailure.rawValue)
+            throw ExitCode.validationFailure
+        } catch let failure as CLIError {
+            readiness.failed(failure.description)
+            throw ExitCode.failure
+        }
+    }
+
+    /// A mount refused for how it was asked (status 64), with our line under libfuse's.
+    private struct UsageFailure: Error {
+        var message: String
+    }
+
+    private func serve(mountpoint: String, visibleMountpoint: String, readiness: Detach.Readiness?) throws {
+        let mountOptions = options
         let foreground = foreground
         let logger = Logger(label: "offlinefs") { label in
             var handler: any LogHandler = foreground ? StreamLogHandler.standardError(label: label) : SyslogLogHandler(label: label)
             handler.logLevel = mountOptions.debug ? .debug : .info
             return handler
         }
-
-        // The path file managers and hooks see: absolute, links resolved (before mounting: a
-        // look at our own mount point from here could wait on ourselves).
-        let visibleMountpoint = URL(fileURLWithPath: mountpoint).resolvingSymlinksInPath().path
+        let opened = try library()
 
         // Before the engine, which sizes its descriptor pool by it.
         let openFileLimit = OpenFileLimit.raiseToHard()
 
-        // Takes the library lock; creates no thread yet: the scheduler starts below, after the
-        // daemonizing fork, and the transfer thread with the first fetch.
+        // Takes the library lock.
         let engine: Engine
         do {
             engine = try Engine(library: opened)
@@ -53,31 +89,17 @@ struct MountRunner {
         do {
             session = try FUSESession(mountpoint: mountpoint, options: mountOptions.fuseOptions, operations: fileSystem)
         } catch .invalidOptions {
-            // A usage error (64), like a malformed option of our own; libfuse's line above names it.
-            FileHandle.standardError.write(Data("Error: cannot mount on \(mountpoint): libfuse refused an option given with -o\n".utf8))
-            throw ExitCode.validationFailure
+            // Like a malformed option of our own; libfuse's line above names it.
+            throw UsageFailure(message: "cannot mount on \(mountpoint): libfuse refused an option given with -o")
         } catch {
             throw CLIError("cannot mount on \(mountpoint): \(error) (is /dev/fuse there, and fusermount3 installed?)")
-        }
-        var readiness: Detach.Readiness?
-        if !foreground {
-            // fork() with threads running can hang: nothing above may have started one.
-            if let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"), threads.count > 1 {
-                logger.warning("daemonizing with \(threads.count) threads running")
-            }
-            do {
-                readiness = try Detach.detach()
-            } catch {
-                session.close()
-                throw CLIError("cannot detach from the terminal: \(error)")
-            }
         }
         engine.lock.record(mountpoint: mountpoint)
         engine.hooks.setMountpoint(visibleMountpoint)
         fileSystem.enableDesktopThumbnails(mountpoint: visibleMountpoint)
         // libdispatch makes its event loop (an epoll, an eventfd, timerfds) at the first timer
         // and traps when it cannot: the first read's timer, run while the mount was out of
-        // descriptors, ended the mount. Made now, while descriptors are free (after the fork).
+        // descriptors, ended the mount. Made now, while descriptors are free.
         DispatchQueue.global().asyncAfter(deadline: .now()) {}
         do {
             try session.installSignalHandlers()

@@ -70,6 +70,39 @@ struct MountHelperTests {
         if let pid = holder?.pid { #expect(eventually(within: 10) { kill(pid, 0) != 0 }, "the daemon ends after umount") }
     }
 
+    /// SQLite's locks belong to the process that took them: a library opened before the
+    /// daemonizing fork was unlocked in the daemon, and the first `offlinefs status` deleted
+    /// the WAL under it, losing everything the mount wrote after. Also: a mount point given
+    /// relative to the current folder (the daemon changes to /).
+    @Test func aDetachedMountKeepsWhatItWritesWhileOtherProgramsReadTheLibrary() throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        try fixture.store.close()  // the mount and the CLI alone hold the library
+        let cli = MountedLibrary.executable
+        let mount = try ChildProcess.run(["sh", "-c", "cd \"$1\" && exec \"$2\" mount mnt --library \"$3\"", "sh",
+                                          fixture.directory, cli, fixture.libraryPath], deadline: 20)
+        defer {
+            _ = try? ChildProcess.run([cli, "unmount", fixture.mountpoint])
+            if MountTable.isMounted(fixture.mountpoint) { _ = try? ChildProcess.run(["umount", "-l", fixture.mountpoint]) }
+        }
+        #expect(mount.status == 0, "\(mount.stderr)")
+        #expect(EngineLockFile.read(fixture.libraryPath)?.mountpoint == fixture.mountpoint)
+        // Given programs that read the library beside the mount
+        let status = try ChildProcess.run([cli, "status", "--library", fixture.libraryPath])
+        #expect(status.status == 0, "\(status.stderr)")
+        // When the mount downloads an item
+        let download = try ChildProcess.run([cli, "download", "acme/ep-004", "--wait", "--library", fixture.libraryPath], deadline: 30)
+        #expect(download.status == 0 && download.stdout.contains("(cached)"), "\(download.stdout) \(download.stderr)")
+        // Then readers see it cached, during the mount and after it ended
+        let during = try ChildProcess.run([cli, "ls", "--state", "cached", "--library", fixture.libraryPath])
+        #expect(during.stdout.contains("ep-004"), "\(during.stdout) \(during.stderr)")
+        let unmount = try ChildProcess.run([cli, "unmount", fixture.mountpoint])
+        #expect(unmount.status == 0, "\(unmount.stderr)")
+        #expect(eventually(within: 10) { EngineLockFile.read(fixture.libraryPath).map { kill($0.pid, 0) != 0 } ?? true })
+        let after = try ChildProcess.run([cli, "ls", "--state", "cached", "--library", fixture.libraryPath])
+        #expect(after.stdout.contains("ep-004"), "\(after.stdout) \(after.stderr)")
+    }
+
     @Test func mountWithoutDashFDaemonizesAndTheCLISendsCommandsThroughIt() throws {
         let library = try StandardLibrary()
         let fixture = library.fixture

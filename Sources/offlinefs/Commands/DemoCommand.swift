@@ -52,6 +52,6 @@ struct DemoCommand: ParsableCommand {
             """)
         fflush(nil)  // the tour must show before the mount starts logging
         let options = try MountOptions.parse([])
-        try MountRunner(library: demo, mountpoint: mountpoint, options: options, foreground: true).run()
+        try MountRunner(library: { demo }, mountpoint: mountpoint, options: options, foreground: true).run()
     }
 }

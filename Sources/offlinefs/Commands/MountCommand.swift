@@ -40,8 +40,10 @@ struct MountCommand: ParsableCommand {
 
     func run() throws {
         let mountOptions = try MountOptions.parse(options)
+        // Resolved here: the mount opens the library after it detached (and changed directory).
+        let folder = library.folder
         // Checked by the mount once it is up (`MountStartup`), so mounting does not wait for it.
-        let opened = try library.open(integrityCheck: .later, creating: true)
-        try MountRunner(library: opened, mountpoint: mountpoint, options: mountOptions, foreground: foreground).run()
+        try MountRunner(library: { try LibraryOptions.open(folder, integrityCheck: .later, creating: true) },
+                        mountpoint: mountpoint, options: mountOptions, foreground: foreground).run()
     }
 }
