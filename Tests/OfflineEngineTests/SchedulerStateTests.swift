@@ -91,6 +91,32 @@ import Testing
         #expect(try f.item(item).state == .discovered)
     }
 
+    /// `lock` pins an item's files "so nothing evicts or deletes them": cancel neither.
+    @Test func cancelKeepsTheBytesOfACachedOrLockedItem() throws {
+        let f = try EngineFixture(stallSeconds: 30)
+        defer { f.close() }
+        // Given a cached item, and a locked one whose download stopped after 100 kB
+        let cached = try f.addItem("c.mp4", size: 50_000)
+        let locked = try f.addItem("a.mp4", size: 400_000)
+        f.origin.setFault("/a.mp4", .truncate(afterBytes: 100_000), times: 1)
+        f.start()
+        try f.perform(.download(item: "src/c.mp4", options: DownloadOptions()))
+        try f.wait(cached, .cached)
+        try f.perform(.lock(item: "src/a.mp4"))
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(locked, .idle)
+        let partial = try f.store.bytesPresent(itemID: locked.id)
+        #expect(partial > 0)
+        // When each is cancelled
+        #expect(try f.perform(.cancel(item: "src/c.mp4")).contains("nothing to cancel (cached)"))
+        #expect(throws: EngineError.self) { try f.perform(.cancel(item: "src/a.mp4")) }
+        // Then both keep their bytes and states
+        #expect(try f.item(cached).state == .cached)
+        #expect(try f.store.bytesPresent(itemID: cached.id) == 50_000)
+        #expect(try f.item(locked).state == .idle)
+        #expect(try f.store.bytesPresent(itemID: locked.id) == partial)
+    }
+
     /// A cancel forgets an HLS item's chosen rendition (the next download chooses again) and
     /// chooses again at once, so its `.m3u8` keeps its size instead of listing as empty.
     @Test func aCancelledStreamIsPreparedAgain() throws {

@@ -169,8 +169,15 @@ public struct LibraryCommands: CommandPerformer {
     }
 
     private func stop(_ item: Item, _ intent: StopIntent, _ done: String) throws -> String {
-        if intent == .cancel, item.state == .discovered || item.state == .deleted {
-            return "\(name(item)): nothing to cancel (\(item.state.rawValue))"
+        if intent == .cancel {
+            // A cached item has no download to stop (evict removes its bytes); a locked one's
+            // bytes stay until it is unlocked, as with evict and delete.
+            if [.discovered, .deleted, .cached].contains(item.state) {
+                return "\(name(item)): nothing to cancel (\(item.state.rawValue))"
+            }
+            if item.locked && item.bytesPresent > 0 {
+                throw EngineError.invalidArgument("\(name(item)) is locked: cancel would discard its bytes; pause it, or unlock it first")
+            }
         }
         if let engine {
             try engine.stop(item, intent)
