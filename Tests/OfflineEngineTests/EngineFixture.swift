@@ -91,6 +91,13 @@ final class EngineFixture: @unchecked Sendable {
         return try #require(try store.item(source: "src", contentID: entry.contentID))
     }
 
+    /// The catalog lists `contentID`'s media at `path` from now on (a sync found it moved).
+    func moveMedia(_ contentID: String, to path: String) throws {
+        let index = try #require(entries.firstIndex { $0.contentID == contentID })
+        entries[index].mediaURL = origin.url(path)
+        _ = try store.mergeCatalog(sourceID: sourceID, title: "Test", entries: entries, isComplete: true, now: clock.now())
+    }
+
     func item(_ item: Item) throws -> Item {
         try #require(try store.item(id: item.id))
     }

@@ -91,6 +91,33 @@ import Testing
         #expect(try f.item(item).state == .discovered)
     }
 
+    /// A sync that moves a partly downloaded item's media: resume asks the new URL (from the
+    /// bytes kept, the same file there), not the old one the download started from.
+    @Test func resumeAfterTheCatalogMovedTheMediaAsksTheNewURL() throws {
+        let f = try EngineFixture(stallSeconds: 30)
+        defer { f.close() }
+        // Given a download paused after 100 kB
+        let item = try f.addItem("a.mp4", size: 400_000, seed: 7)
+        f.origin.setFault("/a.mp4", .truncate(afterBytes: 100_000), times: 1)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(item, .idle)
+        try f.perform(.pause(item: "src/a.mp4"))
+        let kept = try f.store.bytesPresent(itemID: item.id)
+        #expect(kept > 0)
+        // When a sync moves its media (the old URL gone) and it is resumed
+        f.origin.serve("/moved/a.mp4", .generated(size: 400_000, seed: 7, contentType: "video/mp4"))
+        f.origin.remove("/a.mp4")
+        try f.moveMedia("a.mp4", to: "/moved/a.mp4")
+        f.origin.clearLog()
+        try f.perform(.resume(item: "src/a.mp4"))
+        // Then it completes from the new URL, from the bytes it kept
+        try f.wait(item, .cached)
+        #expect(f.origin.requests(for: "/a.mp4").isEmpty)
+        let moved = f.origin.requests(for: "/moved/a.mp4")
+        #expect(moved.first?.header("range")?.hasPrefix("bytes=\(kept)-") == true, "\(moved)")
+    }
+
     /// `lock` pins an item's files "so nothing evicts or deletes them": cancel neither.
     @Test func cancelKeepsTheBytesOfACachedOrLockedItem() throws {
         let f = try EngineFixture(stallSeconds: 30)

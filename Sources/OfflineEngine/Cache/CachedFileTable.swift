@@ -6,6 +6,11 @@
 /// used: a program that opens the same file again soon (a player after a prober) finds its
 /// state without a store read. (Descriptors are bounded on their own: `CacheDescriptors`.)
 ///
+/// Each file remembers the catalog generation it was loaded at (`CatalogChanges`): once a
+/// merge may have moved its URL, an idle file is loaded again at its next use, so a resumed
+/// download asks the catalog's URL, not the one it first started from (its bytes stay; the
+/// validator's `If-Range` decides whether they still belong).
+///
 /// Not thread-safe: the fetcher holds it under its lock.
 struct CachedFileTable {
     struct FileID: Hashable, Sendable {
@@ -13,7 +18,7 @@ struct CachedFileTable {
         var key: CacheFileKey
     }
 
-    private var entries: [FileID: (file: CachedFile, lastUse: UInt64)] = [:]
+    private var entries: [FileID: (file: CachedFile, lastUse: UInt64, generation: Int)] = [:]
     private var uses: UInt64 = 0
     /// Idle files beyond this many are dropped.
     let idleKept: Int
@@ -38,12 +43,17 @@ struct CachedFileTable {
         entries[id]?.file
     }
 
-    /// The file, counted as used now.
-    mutating func use(_ id: FileID) -> CachedFile? {
-        guard let file = entries[id]?.file else { return nil }
+    /// The file, counted as used now; nil when there is none, or when it was loaded before
+    /// the catalog's `generation` and nobody reads or fetches it (it goes: load it again).
+    mutating func use(_ id: FileID, generation: Int, isPinned: (Int64) -> Bool) -> CachedFile? {
+        guard let entry = entries[id] else { return nil }
+        if entry.generation != generation && entry.file.isIdle && !isPinned(id.itemID) {
+            entries[id] = nil
+            return nil
+        }
         uses += 1
         entries[id]?.lastUse = uses
-        return file
+        return entry.file
     }
 
     /// Forgets the file: its next use loads it from the store again.
@@ -51,9 +61,9 @@ struct CachedFileTable {
         entries[id] = nil
     }
 
-    mutating func insert(_ file: CachedFile, as id: FileID) {
+    mutating func insert(_ file: CachedFile, as id: FileID, generation: Int) {
         uses += 1
-        entries[id] = (file, uses)
+        entries[id] = (file, uses, generation)
     }
 
     /// Drops the idle files past the `idleKept` most recently used, once the table has grown

@@ -25,6 +25,8 @@ public final class RangeFetcher: Sendable {
     let index: any CacheIndex
     /// Origins of uncached media, so that a first open needs no store read (nil: always read).
     private let mediaOrigins: MediaOriginIndex?
+    /// Bumped by merges that may move URLs: idle files loaded before are loaded again.
+    private let catalogChanges: CatalogChanges?
     let settings: FetchSettings
     private let flusher = Flusher()
     /// The cache files' descriptors, a bounded number of them (`CacheDescriptors`).
@@ -43,7 +45,8 @@ public final class RangeFetcher: Sendable {
     let sizeProbes = DispatchQueue(label: "offlinefs.size-probes", attributes: .concurrent)
     /// The files being read or fetched, and a few idle ones (`CachedFileTable`).
     let files: Mutex<CachedFileTable>
-    private let readers = Mutex(Readers())
+    /// How many readers have each item open.
+    private let readers = Mutex<[Int64: Int]>([:])
     private let completionHandlers = Mutex<[@Sendable (Int64, CacheFileKey) -> Void]>([])
     private let playbackStarter = Mutex<(@Sendable (_ itemID: Int64, _ size: Int64?) -> PlaybackSession)?>(nil)
     private let closeHandlers = Mutex<[@Sendable (Int64) -> Void]>([])
@@ -54,26 +57,22 @@ public final class RangeFetcher: Sendable {
     /// or starts its own (`startingSideFile`).
     let sideFileStarts = Mutex(())
 
-    /// Who has which item open.
-    private struct Readers {
-        var counts: [Int64: Int] = [:]
-    }
-
     /// Cache files live in `<library>/cache/<item id>/<file>`.
     /// HLS items' files are fetched from the URLs of their chosen rendition in `hls`.
     public convenience init(store: LibraryStore, loop: TransferLoop, settings: FetchSettings = FetchSettings(),
                             hls: HLSStreams? = nil) {
         self.init(cacheFolder: CacheLayout.cacheFolder(library: store.folder),
                   index: StoreCacheIndex(store: store, hls: hls), mediaOrigins: MediaOriginIndex(store: store),
-                  loop: loop, settings: settings)
+                  catalogChanges: store.catalogChanges, loop: loop, settings: settings)
     }
 
-    init(cacheFolder: URL, index: any CacheIndex, mediaOrigins: MediaOriginIndex? = nil, loop: TransferLoop,
-         settings: FetchSettings) {
+    init(cacheFolder: URL, index: any CacheIndex, mediaOrigins: MediaOriginIndex? = nil,
+         catalogChanges: CatalogChanges? = nil, loop: TransferLoop, settings: FetchSettings) {
         self.cacheFolder = cacheFolder
         cacheFolderPath = cacheFolder.path
         self.index = index
         self.mediaOrigins = mediaOrigins
+        self.catalogChanges = catalogChanges
         self.loop = loop
         self.settings = settings
         files = Mutex(CachedFileTable(idleKept: settings.idleFilesKept))
@@ -258,13 +257,13 @@ public final class RangeFetcher: Sendable {
     /// A reader opened / closed the item: an open item is locked against eviction, and its
     /// last close stops the fetches nobody else wants.
     public func readerOpened(itemID: Int64) {
-        readers.withLock { $0.counts[itemID, default: 0] += 1 }
+        readers.withLock { $0[itemID, default: 0] += 1 }
     }
 
     public func readerClosed(itemID: Int64) {
         let last = readers.withLock { readers -> Bool in
-            let left = (readers.counts[itemID] ?? 1) - 1
-            readers.counts[itemID] = left > 0 ? left : nil
+            let left = (readers[itemID] ?? 1) - 1
+            readers[itemID] = left > 0 ? left : nil
             return left <= 0
         }
         guard last else { return }
@@ -296,7 +295,7 @@ public final class RangeFetcher: Sendable {
 
     /// Whether a reader has the item open (it must not be evicted).
     public func isOpen(itemID: Int64) -> Bool {
-        readers.withLock { $0.counts[itemID] != nil }
+        readers.withLock { $0[itemID] != nil }
     }
 
     /// Whether the fetcher holds the state of the item's file now (tests).
@@ -445,10 +444,11 @@ public final class RangeFetcher: Sendable {
 
     func cachedFile(itemID: Int64, key: CacheFileKey) throws(FetchError) -> CachedFile {
         let id = FileID(itemID: itemID, key: key)
+        let generation = catalogChanges?.generation ?? 0
         let (cached, dropped) = try files.withLock { files throws(FetchError) -> (CachedFile, [CachedFile]) in
-            if let existing = files.use(id) { return (existing, []) }
+            if let existing = files.use(id, generation: generation, isPinned: isOpen(itemID:)) { return (existing, []) }
             let cached = try makeCachedFile(id)
-            files.insert(cached, as: id)
+            files.insert(cached, as: id, generation: generation)
             let dropped = files.dropIdleFiles(isPinned: isOpen(itemID:))
             for file in dropped where file.key == "media" { mediaOrigins?.forget(itemID: file.itemID) }
             return (cached, dropped)
