@@ -23,7 +23,7 @@ extension OfflineFileSystem {
                     return .failure(.noSuchFileOrDirectory)
                 }
                 var table = Xattrs.item(item, source: source.name, categories: try view.categoryPaths(itemID: id),
-                                        licence: try view.licence(itemID: id))
+                                        licence: try view.licence(itemID: id), isOpen: openFiles.library.isOpen(itemID: id))
                 if item.type == .hls { table += hlsAttributes(itemID: id) }
                 return .success(table)
             } catch {

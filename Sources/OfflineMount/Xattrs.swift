@@ -18,7 +18,9 @@ public enum Xattrs {
     }
 
     /// An item's media file.
-    public static func item(_ item: Item, source: String, categories: [[String]], licence: Licence?) -> [(String, String)] {
+    /// - Parameter isOpen: a reader has it open, which locks it as `lock` does.
+    public static func item(_ item: Item, source: String, categories: [[String]], licence: Licence?,
+                            isOpen: Bool = false) -> [(String, String)] {
         var list: [(String, String)] = [
             ("user.offline.state", item.state.rawValue),
             ("user.offline.progress", String(format: "%.4f", (item.progress * 10_000).rounded() / 10_000)),
@@ -37,7 +39,7 @@ public enum Xattrs {
             ("user.offline.categories", categories.map { $0.joined(separator: "/") }.joined(separator: ", ")),
         ]
         if let downloaded = item.downloadedAt { list.append(("user.offline.downloaded-at", downloaded.formatted(.iso8601))) }
-        list.append(("user.offline.locked", item.locked ? "1" : "0"))
+        list.append(("user.offline.locked", item.locked || isOpen ? "1" : "0"))
         list.append((position, secondsText(item.position ?? 0)))
         list.append((watched, item.watched ? "1" : "0"))
         if let played = item.lastPlayedAt { list.append(("user.offline.last-played", played.formatted(.iso8601))) }

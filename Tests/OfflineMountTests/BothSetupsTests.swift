@@ -110,6 +110,13 @@ struct BothSetupsTests {
             #expect(try fixture.current(launch).locked)
             #expect(throws: Errno.invalidArgument) { try mount.write(".control", "frobnicate acme/ep-001\n") }
             #expect(try mount.xattr("sources/acme/\(StandardLibrary.launch)", "user.offline.locked") == "1")
+            // An item open for reading is locked too (offlinefs-control(7)), until its last close
+            let other = "sources/beta/\(StandardLibrary.other)"
+            #expect(try mount.xattr(other, "user.offline.locked") == "0")
+            let open = try mount.open(other)
+            #expect(try mount.xattr(other, "user.offline.locked") == "1")
+            open.close()  // the kernel sends its release after close(2) returns
+            #expect(eventually(within: 5) { try mount.xattr(other, "user.offline.locked") == "0" })
         }
     }
 

@@ -97,6 +97,8 @@ public final class LibraryReader: Sendable {
     /// item against eviction as one does, until `closedItem`.
     public func openedItem(itemID: Int64) { fetcher.readerOpened(itemID: itemID) }
     public func closedItem(itemID: Int64) { fetcher.readerClosed(itemID: itemID) }
+    /// Whether a reader has the item open (locked against eviction meanwhile).
+    public func isOpen(itemID: Int64) -> Bool { fetcher.isOpen(itemID: itemID) }
 
     /// The item's media was evicted or changed: pages the kernel kept of it are stale.
     public func forgetPages(itemID: Int64) {
