@@ -41,6 +41,20 @@ struct DownloadCommandTests {
         #expect(bytes == TestOrigin.generatedBytes(size: 1_500_000, seed: 2))
     }
 
+    /// docs/hooks.md: what `download --wait` records runs the hook, its last event too.
+    @Test func downloadWaitRunsTheHookForEveryItemItDownloaded() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let (cli, refs) = try setUp(origin)
+        defer { cli.removeLibrary() }
+        let log = cli.library.appendingPathComponent("hook.log")
+        try cli.run("set", "hook", "echo \"$OFFLINEFS_EVENT $OFFLINEFS_CONTENT_ID\" >> '\(log.path)'")
+        let result = try cli.run("download", refs[0], refs[1], "--wait")
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = Set((try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? [])
+        #expect(lines.isSuperset(of: ["cached m0", "cached m1"]), "\(lines)")
+    }
+
     @Test func progressBarsOnATerminal() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
             print("skipped: /usr/bin/script (util-linux) is needed to run the command on a pseudo-terminal")

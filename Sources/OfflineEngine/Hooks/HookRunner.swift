@@ -27,6 +27,8 @@ public final class HookRunner: Sendable {
     private let logger: Logger
     private struct State {
         var stopped = false
+        /// Stopping after the runs of every event recorded so far (`stop(finishing:)`).
+        var finishing = false
         var started = false
         /// The mount point, once mounted: item paths are also given absolute.
         var mountpoint: String?
@@ -61,10 +63,12 @@ public final class HookRunner: Sendable {
         }.start()
     }
 
-    /// Stops after the run in progress, if any (bounded by `timeout`).
-    public func stop() {
+    /// Stops after the run in progress, if any (bounded by `timeout`); with `finishing`,
+    /// after the runs of every event recorded until now (a process about to end that
+    /// recorded them: `offlinefs download --wait`).
+    public func stop(finishing: Bool = false) {
         let wasRunning = state.withLock { s -> Bool in
-            defer { s.stopped = true }
+            defer { s.stopped = true; s.finishing = finishing }
             return s.started && !s.stopped
         }
         guard wasRunning else { return }
@@ -72,13 +76,16 @@ public final class HookRunner: Sendable {
         done.wait()
     }
 
-    private var isStopped: Bool { state.withLock { $0.stopped } }
+    /// Stopped, and not finishing what was recorded.
+    private var mustEnd: Bool { state.withLock { $0.stopped && !$0.finishing } }
 
     private func follow(from start: Int64) {
         var last = start
         var mapping = HookEvents()
         var pending: [HookRun] = []
-        while !isStopped {
+        while !mustEnd {
+            // Read after the stop when finishing: this pass sees every line recorded before it.
+            let finishing = state.withLock { $0.stopped }
             let events = (try? store.events(after: last, limit: 1000)) ?? []
             if let newest = events.last?.seq { last = newest }
             if let hook = (try? store.policies())?.hook {
@@ -88,14 +95,16 @@ public final class HookRunner: Sendable {
                     pending.removeFirst(dropped)
                     _ = try? store.appendEvent(kind: .error, message: "hook: \(dropped) runs dropped (more than \(settings.maxPending) waiting)")
                 }
-                while !pending.isEmpty, !isStopped {
+                while !pending.isEmpty, !mustEnd {
                     run(hook, pending.removeFirst())
                 }
             } else {
                 _ = mapping.runs(for: events)  // keeps what a sync discovered in step
                 pending.removeAll()
             }
-            if events.count < 1000 { _ = wake.wait(timeout: .now() + settings.pollInterval) }
+            guard events.count < 1000 else { continue }
+            if finishing { return }
+            _ = wake.wait(timeout: .now() + settings.pollInterval)
         }
     }
 
@@ -137,7 +146,7 @@ public final class HookRunner: Sendable {
             listing = path
         }
         defer { if let listing { unlink(listing) } }
-        let outcome = Self.spawnAndWait(command, environment: env, timeout: settings.timeout) { [self] in isStopped }
+        let outcome = Self.spawnAndWait(command, environment: env, timeout: settings.timeout) { [self] in mustEnd }
         switch outcome {
         case .exited(0): break
         case .exited(let status):

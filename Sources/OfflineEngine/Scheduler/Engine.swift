@@ -54,11 +54,14 @@ public final class Engine: Sendable {
     }
 
     /// Stops the scheduler and every transfer; interrupted downloads stay `queued`.
-    public func stop() {
-        hooks.stop()
+    /// - Parameter finishingHooks: run the hook for every event recorded until the end
+    ///   first (a process that ends when its downloads do), else stop it at once.
+    public func stop(finishingHooks: Bool = false) {
+        if !finishingHooks { hooks.stop() }
         scheduler.stop()
         playback.drain()
         licences.drain()
+        if finishingHooks { hooks.stop(finishing: true) }
         transfers.shutdown()
     }
 

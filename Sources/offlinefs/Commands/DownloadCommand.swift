@@ -67,7 +67,7 @@ struct DownloadCommand: ParsableCommand {
         }
         engine.start()
         let failures = DownloadWatch(engine: engine, itemIDs: items.map(\.id), tty: isatty(1) == 1).run()
-        engine.stop()
+        engine.stop(finishingHooks: true)  // the last item's events run the hook too
         if failures > 0 { throw notDownloaded(failures, of: items.count) }
     }
 
