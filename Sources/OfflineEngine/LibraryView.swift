@@ -134,7 +134,9 @@ public struct LibraryView: Sendable {
 
     /// Records a request the library refused (a bad control line, a bad toggle value) as an
     /// `error` event: its writer reads why from the event log.
-    public func recordRefusal(message: String, details: String?) throws {
-        try store.appendEvent(kind: .error, message: message, details: details)
+    /// With `item`, a reference as the request named it: the event carries the item, if known.
+    public func recordRefusal(message: String, details: String?, item reference: String? = nil) throws {
+        let itemID = reference.flatMap { try? ItemReference.resolve($0, in: store).id }
+        try store.appendEvent(kind: .error, itemID: itemID, message: message, details: details)
     }
 }

@@ -144,7 +144,7 @@ final class ControlFile: Sendable {
                 changed = true
                 logger.debug("control: \(ControlLanguage.format(command)): \(answer)")
             } catch {
-                report(error, line: line)
+                report(error, line: line, item: command.itemReference)
                 failure = failure ?? (EngineError.meansDiskFull(error) ? .noSpace : .invalidArgument)
             }
         }
@@ -152,16 +152,20 @@ final class ControlFile: Sendable {
         return failure
     }
 
-    /// Appends the refusal to `.events` (where the writer reads why its write failed).
-    func report(_ error: any Error, line: ArraySlice<UInt8>?, origin: String = "control") {
+    /// Appends the refusal to `.events` (where the writer reads why its write failed), with
+    /// the item it names if known.
+    func report(_ error: any Error, line: ArraySlice<UInt8>?, origin: String = "control", item: String? = nil) {
         let text = line.map { String(decoding: $0.prefix(1024), as: UTF8.self) }
         var details: [String: String] = ["origin": origin, "reason": "\(error)"]
         if let text { details["line"] = text }
         let json = (try? JSONSerialization.data(withJSONObject: details, options: [.sortedKeys]))
             .map { String(decoding: $0, as: UTF8.self) }
-        let shown = text.map { " '\($0.prefix(200))'" } ?? ""
+        // Control characters shown escaped: a NUL cut the message where it stood.
+        let shown = text.map { text in
+            ": '" + text.prefix(200).unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\x" + String(format: "%02x", $0.value) : String($0) }.joined() + "'"
+        } ?? ""
         do {
-            try view.recordRefusal(message: "\(origin):\(shown): \(error)", details: json)
+            try view.recordRefusal(message: "\(origin)\(shown): \(error)", details: json, item: item)
         } catch {
             logger.error("control file: cannot record the refusal of\(shown) in the event log: \(error)")
         }

@@ -62,8 +62,9 @@ extension OfflineFileSystem {
         }
         switch commands {
         case .failure(let errno):
+            let item: String? = if case .itemFile(let id, _)? = NodeID(inode: inode) { String(id) } else { nil }
             control.report(ControlLanguage.ParseError("bad value '\(Xattrs.toggleValue(value).prefix(40))' for \(name)"),
-                           line: nil, origin: "setxattr")
+                           line: nil, origin: "setxattr", item: item)
             return .failure(errno)
         case .success(let list):
             var result: Result<Void, Errno> = .success(())
@@ -71,7 +72,8 @@ extension OfflineFileSystem {
                 do {
                     _ = try performer.perform(command)
                 } catch {
-                    control.report(error, line: Array(ControlLanguage.format(command).utf8)[...], origin: "setxattr \(name)")
+                    control.report(error, line: Array(ControlLanguage.format(command).utf8)[...], origin: "setxattr \(name)",
+                                   item: command.itemReference)
                     result = .failure(EngineError.meansDiskFull(error) ? .noSpace : .invalidArgument)
                     break
                 }

@@ -135,10 +135,11 @@ public enum Xattrs {
         }
     }
 
-    /// The value as text, without the trailing newline or NUL some tools add.
+    /// The value as text, without the trailing newline or NUL some tools add, or spaces.
     static func toggleValue(_ value: [UInt8]) -> String {
         var bytes = value[...]
         while let last = bytes.last, last == 0 || last == UInt8(ascii: "\n") || last == UInt8(ascii: " ") { bytes.removeLast() }
+        while bytes.first == UInt8(ascii: " ") { bytes.removeFirst() }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

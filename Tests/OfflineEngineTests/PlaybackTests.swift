@@ -139,6 +139,18 @@ struct PlaybackTests {
         #expect(try !f.item(a).watched)
     }
 
+    /// A resume point past the item's end (1e9 s of a 1000 s item) is refused; its end is not.
+    @Test func aPositionPastTheEndIsRefused() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let a = try item(f, duration: 1000)
+        f.start()
+        #expect(throws: EngineError.self) { try f.perform(.setPosition(item: "src/a.mp4", seconds: 1e9)) }
+        #expect(try f.item(a).position == nil)
+        try f.perform(.setPosition(item: "src/a.mp4", seconds: 1000))
+        #expect(try f.item(a).position == 1000)
+    }
+
     @Test func playedCommandsSetTheResumePointAndTheWatchedMark() throws {
         let f = try EngineFixture()
         defer { f.close() }

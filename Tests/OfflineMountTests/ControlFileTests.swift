@@ -123,6 +123,16 @@ struct ControlFileTests {
             #expect(reasons.contains { $0.contains("NUL") })
             #expect(reasons.contains { $0.contains("too long") })
             #expect(reasons.contains { $0.contains("no item") })
+            // A refusal names the item it concerns; its message shows the line as written
+            #expect(send("lock acme/ep-003\n") == nil)
+            #expect(send("delete acme/ep-003\n") == .invalidArgument)
+            #expect(send("unlock acme/ep-003\n") == nil)
+            let errors = try fixture.eventLines(mount).filter { $0["kind"] as? String == "error" }
+            let messages = errors.compactMap { $0["message"] as? String }
+            #expect(errors.contains { ($0["item"] as? Int).map(Int64.init) == empty.id && ($0["message"] as? String)?.contains("is locked") == true },
+                    "\(errors)")
+            #expect(messages.contains { $0.contains("'lock acme/ep-0\\x0002'") }, "\(messages)")
+            #expect(!messages.contains { $0.contains("::") }, "\(messages)")
             // Nothing else is writable.
             for name in [".status", ".status.json", ".events"] {
                 #expect(mount.refusal(.openForWriting, name) == .permissionDenied, "\(name)")

@@ -121,6 +121,10 @@ struct StatusFilesTests {
         #expect(Xattrs.subscribedToggle(Array("0".utf8), source: source) == .success([.unsubscribe(source: "acme")]))
         #expect(Xattrs.subscribedToggle(Array("1".utf8), source: source) == .success([]))
         #expect(Xattrs.subscribedToggle(Array("on".utf8), source: source) == .failure(.invalidArgument))
+        // Spaces around a value are not part of it, before as after
+        for value in ["5", "5 ", " 5", " 5\n"] {
+            #expect(Xattrs.playStateWrite(Xattrs.position, Array(value.utf8), itemID: 7) == .success([.setPosition(item: "7", seconds: 5)]), "'\(value)'")
+        }
     }
 
     @Test func folderAttributesCountTheirItems() {

@@ -36,6 +36,20 @@ public enum LibraryCommand: Sendable, Equatable {
     case setPolicy(name: String, value: String)
 }
 
+extension LibraryCommand {
+    /// The item the command names, as typed; nil for source and policy commands.
+    public var itemReference: String? {
+        switch self {
+        case .download(let item, _), .pause(let item), .resume(let item), .cancel(let item), .delete(let item),
+             .evict(let item, _), .lock(let item), .unlock(let item), .renew(let item), .acquire(let item),
+             .played(let item, _), .setWatched(let item, _), .setPosition(let item, _):
+            return item
+        case .sync, .addSource, .removeSource, .subscribe, .unsubscribe, .setPolicy:
+            return nil
+        }
+    }
+}
+
 /// The seconds of an item a `played` command says were played.
 public struct PlayedSpan: Sendable, Equatable {
     public var start: Double

@@ -52,6 +52,9 @@ public struct LibraryCommands: CommandPerformer {
             return "\(name(item)): " + (watched ? "watched" : "not watched")
         case .setPosition(let reference, let seconds):
             let item = try resolve(reference)
+            if let duration = item.duration, duration > 0, seconds > duration {
+                throw EngineError.invalidArgument("\(name(item)): \(PlayRule.clockText(seconds)) is past its end (\(PlayRule.clockText(duration)))")
+            }
             try store.markPlayState(itemID: item.id, position: seconds, at: now)
             return "\(name(item)): resume at \(PlayRule.clockText(seconds))"
         case .sync(let source): return try sync(source)
