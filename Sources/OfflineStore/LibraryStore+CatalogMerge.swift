@@ -79,8 +79,22 @@ extension LibraryStore {
                             + "\(report.unchanged) unchanged, \(report.removed) removed, \(report.keptDownloaded) kept",
                         details: JSONText.encode(summary), at: now)
         // Counted inside the transaction too: see `CatalogChanges`.
-        if Self.changesOrigins(report) { catalogChanges.bump() }
+        if Self.changesOrigins(report) {
+            catalogChanges.bump()
+            try Self.forgetEmptyCategories(db)  // items gone, or moved to other categories
+        }
         return report
+    }
+
+    /// Deletes the categories no item is in, nor any category below them: a renamed
+    /// category, or one whose source was removed, would stay an empty folder for good.
+    static func forgetEmptyCategories(_ db: Database) throws {
+        repeat {
+            try db.execute(sql: """
+                DELETE FROM category WHERE NOT EXISTS (SELECT 1 FROM itemCategory WHERE categoryID = category.id)
+                  AND NOT EXISTS (SELECT 1 FROM category AS child WHERE ifnull(child.parentID, 0) = category.id)
+                """)
+        } while db.changesCount > 0
     }
 
     /// Whether a merge may have changed an item's media URL or removed an item.

@@ -48,6 +48,7 @@ extension LibraryStore {
             catalogChanges.bump()
             let ids = try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE sourceID = ? ORDER BY id", arguments: [source.id])
             try db.execute(sql: "DELETE FROM source WHERE id = ?", arguments: [source.id])
+            try Self.forgetEmptyCategories(db)
             try insertEvent(db, kind: .source, itemID: nil, sourceID: source.id, message: "source \(name) removed",
                             details: JSONText.encode(["items": ids.count]), at: now)
             return ids

@@ -8,6 +8,26 @@ struct CatalogMergeTests {
     let t0 = TestClock.start
     var t1: Date { t0.addingTimeInterval(3600) }
 
+    @Test("A category no item is in any more goes: renamed, left by its items, or its source removed")
+    func emptyCategoriesGo() throws {
+        try withLibrary { store, _ throws in
+            let acme = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            let pod = try store.addSource(name: "pod", feedURL: "https://pod.example/feed.xml")
+            _ = try store.mergeCatalog(sourceID: acme.id, title: nil, entries: [entry("ep-1", categories: [["news", "local"], ["family"]])],
+                                       isComplete: true, now: t0)
+            _ = try store.mergeCatalog(sourceID: pod.id, title: nil, entries: [entry("p-1", categories: [["talk"], ["news"]])],
+                                       isComplete: true, now: t0)
+            #expect(try store.categories().map(\.path) == [["family"], ["news"], ["news", "local"], ["talk"]])
+            // When ep-1 moves from news/local to news/world
+            _ = try store.mergeCatalog(sourceID: acme.id, title: nil, entries: [entry("ep-1", categories: [["news", "world"], ["family"]])],
+                                       isComplete: true, now: t1)
+            #expect(try store.categories().map(\.path) == [["family"], ["news"], ["news", "world"], ["talk"]])
+            // When pod goes: talk goes; news stays (a category below it holds ep-1)
+            _ = try store.removeSource(name: "pod")
+            #expect(try store.categories().map(\.path) == [["family"], ["news"], ["news", "world"]])
+        }
+    }
+
     @Test("New content ids are inserted as discovered, with file names and categories")
     func addsItems() throws {
         try withLibrary { store, _ throws in
