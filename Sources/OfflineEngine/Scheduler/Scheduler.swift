@@ -260,7 +260,7 @@ public final class Scheduler: Sendable {
     }
 
     /// Items whose licence ran out stop (`failed`, `licence-expired`); bytes are kept so
-    /// `renew` makes a cached item playable again.
+    /// `renew` makes a cached item playable again (and a discovered one discovered again).
     private func expireLicences(now: Date, wakeAt: inout [Date]) {
         guard let licences = try? store.expiringLicences() else { return }
         for licence in licences {
@@ -270,8 +270,10 @@ public final class Scheduler: Sendable {
                 warnOfExpiry(licence, expiry: expiry, now: now, wakeAt: &wakeAt)
                 continue
             }
-            guard let item = try? store.item(id: licence.itemID), item.state != .deleted, item.state != .discovered,
-                  item.error != .licenceExpired else { continue }
+            // A discovered item counts once its licence was acquired (`acquire`, a first
+            // playback): its expiry is news, as a downloaded rental's is.
+            guard let item = try? store.item(id: licence.itemID), item.state != .deleted,
+                  item.state != .discovered || licence.acquiredAt != nil, item.error != .licenceExpired else { continue }
             if stopRunning(itemID: item.id, .licenceExpired) { continue }
             _ = try? store.setState(itemID: item.id, state: .failed, error: .licenceExpired,
                                     detail: "the licence expired at \(LicenceClock.iso(expiry))")
