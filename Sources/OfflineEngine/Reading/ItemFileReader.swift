@@ -95,6 +95,9 @@ public final class ItemFileReader: Sendable {
     /// The last prefetches asked for, cancelled at close (older ones have their bytes by
     /// then: prefetches run in order).
     private let prefetches = Mutex<[any FetchTicket]>([])  // leaf lock
+    /// The version of the file this open answered from: once the origin's file changed, its
+    /// reads fail rather than go on with the new version's bytes after the old one's.
+    private let answeredVersion = Mutex<FileVersion?>(nil)  // leaf lock
 
     init(reading: LibraryReader, itemID: Int64, key: CacheFileKey, size: Int64?, baseOffset: Int64 = 0,
          playbackOffset: Int64 = 0, readerClass: ReaderClass, playback: PlaybackSession?, scannerReads: ScannerReads?,
@@ -136,7 +139,12 @@ public final class ItemFileReader: Sendable {
     /// engine thread where a large copy is fine. A read that must wait for bytes calls
     /// `onWait` first, with what cancels it (a FUSE interrupt).
     public func read(offset: Int64, count: Int, onWait: ((ReadCancellation) -> Void)? = nil,
-                     answer: @escaping @Sendable (ReadAnswer) -> Void) {
+                     answer reply: @escaping @Sendable (ReadAnswer) -> Void) {
+        let answer: @Sendable (ReadAnswer) -> Void = { [self] result in
+            if case .failure = result { return reply(result) }
+            reply(answersTheVersionItDid() ? result
+                  : .failure(FetchError(.originError, "\(path): the origin's file changed while it was open (open it again)")))
+        }
         let wanted = offset + Int64(count)
         let end = size.map { min(wanted, $0) } ?? wanted
         guard offset < end else { return answer(.bytes([])) }
@@ -165,6 +173,17 @@ public final class ItemFileReader: Sendable {
         let cancellation = ReadCancellation()
         onWait?(cancellation)
         waitFor(range, readAhead: max(readAhead, firstWindow - end), cancellation: cancellation, answer: answer)
+    }
+
+    /// Whether the file is still the version this open answered from (the first answer sets
+    /// it). Only for opens of an item: the file's state stays while one is open.
+    private func answersTheVersionItDid() -> Bool {
+        guard locksItem, let current = reading.fetcher.version(itemID: itemID, file: key) else { return true }
+        return answeredVersion.withLock { version in
+            if let version { return version == current }
+            version = current
+            return true
+        }
     }
 
     /// The bytes of `range` if they can be answered now: from memory while they are still
@@ -248,6 +267,21 @@ public final class ItemFileReader: Sendable {
         }
         buffer.removeLast(buffer.count - count)
         return .bytes(buffer)
+    }
+}
+
+/// One version of a file: its state in memory, and the generation the origin's version
+/// gave it (`CachedFileState.startNewGeneration`).
+struct FileVersion: Equatable {
+    let file: ObjectIdentifier
+    let generation: Int
+}
+
+extension RangeFetcher {
+    /// The version of the file held in memory now; nil when it is not.
+    func version(itemID: Int64, file key: CacheFileKey) -> FileVersion? {
+        guard let file = files.withLock({ $0.peek(.init(itemID: itemID, key: key)) }) else { return nil }
+        return FileVersion(file: ObjectIdentifier(file), generation: file.state.withLock { $0.generation })
     }
 }
 
