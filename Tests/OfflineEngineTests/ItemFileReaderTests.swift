@@ -38,6 +38,30 @@ import Testing
         }
     }
 
+    /// An origin out of reach for a moment (here: a gateway's 503 twice): a player's read
+    /// asks again until the bytes come; a scanner's fails at once.
+    @Test(arguments: [ReaderClass.player, .scanner])
+    func aPlayersReadRidesOutAShortOutage(readerClass: ReaderClass) throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 300_000
+        let item = try fixture.addItem("v.mp4", size: size, seed: 5)
+        fixture.origin.setFault("/v.mp4", .status(503), times: 2)
+        let reading = LibraryReader(fetcher: fixture.fetcher, view: LibraryView(store: fixture.store), readTimeout: .seconds(10),
+                                    outageRetryInterval: .milliseconds(50))
+        let open = reading.openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false, readerClass: readerClass)
+        defer { open.reader.close() }
+        let answers = read(open.reader, at: 0, count: 4096).value
+        #expect(answers.count == 1)
+        if readerClass == .player {
+            #expect(answers.first.flatMap(bytes(of:)).map { Data($0) } == GeneratedBytes(size: size, seed: 5).bytes(in: 0..<4096))
+            #expect(fixture.origin.requests(for: "/v.mp4").count == 3)
+        } else {
+            guard case .failure(let error)? = answers.first else { Issue.record("answers: \(answers)"); return }
+            #expect(error.reason == .httpStatus(503))
+        }
+    }
+
     @Test func aCachedRangeIsAnsweredAtOnceAsARegionOfTheCacheFileCutAtTheEnd() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

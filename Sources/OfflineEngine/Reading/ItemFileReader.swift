@@ -196,7 +196,8 @@ public final class ItemFileReader: Sendable {
     }
 
     /// Asks the fetcher for missing bytes; whichever of their arrival (or the fetcher's
-    /// failure by the read bound) and a cancel comes first answers.
+    /// failure by the read bound) and a cancel comes first answers. A reader that rides out
+    /// outages asks again, every `outageRetryInterval`, while the origin is out of reach.
     private func waitFor(_ range: ByteRange, readAhead: Int64, cancellation: ReadCancellation,
                          answer: @escaping @Sendable (ReadAnswer) -> Void) {
         let once = AnswerOnce(answer)
@@ -207,14 +208,28 @@ public final class ItemFileReader: Sendable {
         let deliver: @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void = { make in
             if large { replies.async { once(make()) } } else { once(make()) }
         }
+        ask(range, readAhead: readAhead, deadline: .now + reading.readTimeout, once: once, deliver: deliver,
+            cancellation: cancellation)
+    }
+
+    private func ask(_ range: ByteRange, readAhead: Int64, deadline: ContinuousClock.Instant, once: AnswerOnce,
+                     deliver: @escaping @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void,
+                     cancellation: ReadCancellation) {
+        let retry = reading.outageRetryInterval
+        let delay = Double(retry.components.seconds) + Double(retry.components.attoseconds) / 1e18
         let ticket = reading.fetcher.whenAvailable(
             itemID: itemID, file: key, range: range, readAhead: readAhead, length: readerClass.fetchLength,
-            deadline: .now + reading.readTimeout,
+            deadline: deadline,
             // Once all of them have arrived, before they are in the cache file.
             bytes: { bytes in deliver { .memory(bytes) } },
             completion: { [self] result in
                 switch result {
                 case .success: deliver { self.available(range) ?? self.fromCacheFile(range) }
+                case .failure(let error) where readerClass.ridesOutOutages && error.isOutage && .now + retry < deadline:
+                    DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+                        guard !once.isDone else { return }
+                        ask(range, readAhead: readAhead, deadline: deadline, once: once, deliver: deliver, cancellation: cancellation)
+                    }
                 case .failure(let error): once(.failure(error))
                 }
             })
@@ -293,6 +308,8 @@ private final class AnswerOnce: Sendable {
     init(_ answer: @escaping @Sendable (ReadAnswer) -> Void) {
         self.answer = answer
     }
+
+    var isDone: Bool { done.load(ordering: .acquiring) }
 
     func callAsFunction(_ value: ReadAnswer) {
         guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }

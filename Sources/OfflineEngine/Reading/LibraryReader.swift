@@ -21,11 +21,15 @@ public final class LibraryReader: Sendable {
     /// Items whose media was wholly in the cache at their last open (`MediaOpen.pagesStayValid`).
     private let wholeAtLastOpen = Mutex<Set<Int64>>([])  // leaf lock
 
+    /// How often a player's or a copier's read asks again while the origin is out of reach.
+    let outageRetryInterval: Duration
+
     /// - Parameter readTimeout: the read bound: a read whose bytes cannot be had by then fails.
-    public init(fetcher: RangeFetcher, view: LibraryView, readTimeout: Duration) {
+    public init(fetcher: RangeFetcher, view: LibraryView, readTimeout: Duration, outageRetryInterval: Duration = .seconds(1)) {
         self.fetcher = fetcher
         self.view = view
         self.readTimeout = readTimeout
+        self.outageRetryInterval = outageRetryInterval
     }
 
     /// An open of an item's media.

@@ -27,6 +27,11 @@ extension ReaderClass {
     /// reads (after a seek too, before it has proved sequential), so one request serves it;
     /// the others stream once they want a lot at once.
     var fetchLength: FetchLength { self == .player ? .stream : .streamWhenLarge }
+
+    /// A player or a copier rides out an origin out of reach for a moment (a dropped link, a
+    /// restarting server) as mpv on a URL reconnects: its read asks again until its bound.
+    /// Other programs (a file manager's sniffing, thumbnailers) get the failure at once.
+    var ridesOutOutages: Bool { self == .player || self == .copier }
 }
 
 /// Which program names are which `ReaderClass`: the lists in one place (docs/reads.md shows

@@ -54,6 +54,16 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The origin could not be had for now (not reached, cut off, or a gateway's 502–504):
+    /// asking again a moment later may get the bytes.
+    var isOutage: Bool {
+        switch reason {
+        case .noNetwork?, .timeout?, .network?: code == .unavailable
+        case .httpStatus(let status)?: (502...504).contains(status)
+        default: false
+        }
+    }
 }
 
 /// A request for bytes that may be cancelled before it completes.
