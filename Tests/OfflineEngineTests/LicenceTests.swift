@@ -7,14 +7,12 @@ import Testing
 /// Rental, dual expiry, purchase, acquisition and renewal through a licence URL, with the
 /// clock moved instead of waited for.
 @Suite struct LicenceTests {
-    @Test func playbackStartsPastTwoMebibytesOrATenthOfAShortClip() {
+    @Test func playbackIsARunOfTwoMebibytesOrATenthOfAShortClip() {
         // The demo's 114 KB rental: a tenth of it
-        #expect(!LicenceClock.isPlayback(offset: 0, length: 11_000, size: 114_094))
-        #expect(LicenceClock.isPlayback(offset: 8_192, length: 4_096, size: 114_094))
-        // A long film: 2 MiB, as before; unknown size too
-        #expect(!LicenceClock.isPlayback(offset: 0, length: 1 << 20, size: 2_000_000_000))
-        #expect(LicenceClock.isPlayback(offset: 2 << 20, length: 1, size: 2_000_000_000))
-        #expect(!LicenceClock.isPlayback(offset: 0, length: 2 << 20, size: nil))
+        #expect(LicenceClock.playbackThreshold(size: 114_094) == 11_409)
+        // A long film: 2 MiB, as with an unknown size
+        #expect(LicenceClock.playbackThreshold(size: 2_000_000_000) == 2 << 20)
+        #expect(LicenceClock.playbackThreshold(size: nil) == 2 << 20)
     }
 
     /// `acquire` preloads a rental's licence (as Brightcove's SDK does) without fetching
@@ -68,7 +66,7 @@ import Testing
         #expect(try f.store.licence(itemID: item.id)?.expiresAt == f.clock.now().addingTimeInterval(3600))
     }
 
-    @Test func dualExpiryStartsAtFirstPlaybackPastTwoMiB() throws {
+    @Test func dualExpiryStartsAtTheFirstRunOfTwoMiB() throws {
         let f = try EngineFixture()
         defer { f.close() }
         let terms = LicenceTerms(kind: .rental, rentalDuration: 86_400, playDuration: 600)
@@ -83,7 +81,12 @@ import Testing
         playback.read(offset: 0, length: 65_536)
         f.engine.licences.drain()
         #expect(try f.store.licence(itemID: item.id)?.firstPlayedAt == nil)
-        // A read past the first 2 MiB does: the earlier of the two clocks wins
+        // Nor does a frame grab (`ffmpeg -ss`: the header, then one read far in)
+        playback.read(offset: 2 << 20, length: 96 << 10)
+        f.engine.licences.drain()
+        #expect(try f.store.licence(itemID: item.id)?.firstPlayedAt == nil)
+        // A run of reads past 2 MiB does: the earlier of the two clocks wins
+        for offset in stride(from: Int64(0), to: 2 << 20, by: 256 << 10) { playback.read(offset: offset, length: 256 << 10) }
         playback.read(offset: 2 << 20, length: 4096)
         f.engine.licences.drain()
         let played = try #require(try f.store.licence(itemID: item.id))
@@ -124,7 +127,7 @@ import Testing
         #expect(try f.store.events().contains { $0.itemID == item.id && $0.message.hasPrefix("not acquired at first playback: ") })
     }
 
-    /// A rental with the licence URL `/licence/a`, played past its first 2 MiB by a player
+    /// A rental with the licence URL `/licence/a`, played through its first 2 MiB by a player
     /// before anything acquired it; the item and its licence once the playback is recorded.
     private func playARentalNotAcquired(_ f: EngineFixture, catalogRental: Double,
                                         catalogPlay: Double? = nil) throws -> (Item, Licence) {
@@ -133,7 +136,7 @@ import Testing
         let item = try f.addItem("a.mp4", size: 3 << 20, licence: terms)
         f.start()
         let playback = try #require(f.engine.transfers.fetcher.startPlayback(itemID: item.id, size: 3 << 20))
-        playback.read(offset: 2 << 20, length: 4096)
+        playback.read(offset: 0, length: (2 << 20) + 4096)
         f.engine.licences.drain()
         return (item, try #require(try f.store.licence(itemID: item.id)))
     }

@@ -115,7 +115,7 @@ struct PlaybackMountTests {
         }
     }
 
-    @Test func backupsAndScannersChangeNoPlayStateAndStartNoPlayClock() throws {
+    @Test func backupsScannersAndFrameGrabsChangeNoPlayStateAndStartNoPlayClock() throws {
         let rental = LicenceTerms(kind: .rental, rentalDuration: 86_400, playDuration: 600)
         let (fixture, items) = try Self.videos(2, licence: rental)
         let backup = fixture.directory + "/backup"
@@ -128,8 +128,11 @@ struct PlaybackMountTests {
                 ["rsync", "-a", fixture.path("sources") + "/", backup + "/"],
                 ["sh", "-c", "tar c -C \"$0\" . | wc -c", fixture.path("sources")],
                 ["sh", "-c", "file -b \"$0\"/*.mp4", fixture.path("sources/acme")],
-            ] + items.compactMap(\.fileName).map {
-                ["ffmpegthumbnailer", "-i", fixture.path("sources/acme/\($0)"), "-o", fixture.directory + "/thumb.png", "-s", "128"]
+            ] + items.compactMap(\.fileName).flatMap { name -> [[String]] in
+                let path = fixture.path("sources/acme/\(name)")
+                // A player's frame grab (a header read, one far read) is no playback either
+                return [["ffmpegthumbnailer", "-i", path, "-o", fixture.directory + "/thumb.png", "-s", "128"],
+                        ["ffmpeg", "-v", "error", "-y", "-ss", "300", "-i", path, "-frames:v", "1", fixture.directory + "/frame.png"]]
             }
             for command in commands {
                 let run = try mount.run(command, deadline: 60)

@@ -23,7 +23,7 @@ public final class PlayTracker: Sendable {
         let licences = licences
         return PlaybackSession(
             itemID: itemID, size: size, startedAt: clock.now(),
-            onRead: { offset, length in licences.noteRead(itemID: itemID, offset: offset, length: length, size: size) },
+            onPlayback: { licences.notePlayback(itemID: itemID) },
             onEnd: { [self] session in queue.async { self.record(session) } })
     }
 

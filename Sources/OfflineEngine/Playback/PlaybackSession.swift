@@ -13,15 +13,17 @@ public final class PlaybackSession: Sendable {
     let startedAt: Date
     private let run: Mutex<PlaybackRun>  // leaf lock
     private let ended = Atomic<Bool>(false)
-    private let onRead: @Sendable (_ offset: Int64, _ length: Int64) -> Void
+    private let counted = Atomic<Bool>(false)
+    /// Called once, when the reads first count as playback (a rental's play clock starts).
+    private let onPlayback: @Sendable () -> Void
     private let onEnd: @Sendable (PlaybackSession) -> Void
 
-    init(itemID: Int64, size: Int64?, startedAt: Date, onRead: @escaping @Sendable (Int64, Int64) -> Void,
+    init(itemID: Int64, size: Int64?, startedAt: Date, onPlayback: @escaping @Sendable () -> Void,
          onEnd: @escaping @Sendable (PlaybackSession) -> Void) {
         self.itemID = itemID
         self.size = size
         self.startedAt = startedAt
-        self.onRead = onRead
+        self.onPlayback = onPlayback
         self.onEnd = onEnd
         run = Mutex(PlaybackRun(threshold: size == nil ? 1 : LicenceClock.playbackThreshold(size: size)))
     }
@@ -29,8 +31,14 @@ public final class PlaybackSession: Sendable {
     /// The player read `[offset, offset + length)` of the media. Memory only: called for
     /// every read.
     public func read(offset: Int64, length: Int64) {
-        onRead(offset, length)
-        run.withLock { $0.note(offset: offset, length: length) }
+        // A run of reads long enough: the same rule as the resume point's, so a frame grab
+        // (`ffmpeg -ss`: a header read and one far read) does not start a play clock. A
+        // stream's parts (no size) count once they pass its first 2 MiB.
+        let counts = run.withLock { run -> Bool in
+            run.note(offset: offset, length: length)
+            return size == nil ? offset + length > LicenceClock.playbackThreshold : run.current != nil
+        }
+        if counts, !counted.exchange(true, ordering: .acquiringAndReleasing) { onPlayback() }
     }
 
     /// The player closed the file; later calls do nothing.

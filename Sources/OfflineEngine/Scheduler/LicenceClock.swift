@@ -5,9 +5,9 @@ public import OfflineStore
 /// `rentalDuration` after acquisition or `playDuration` after the first playback, whichever
 /// comes first ("dual expiry"). Pure: the caller passes the time.
 public enum LicenceClock {
-    /// Playback starts with a player's first read past this many bytes of the media (or past
-    /// a tenth of a smaller file: a short clip never reaches 2 MiB); the mount counts only
-    /// player-class readers, so backups, thumbnailers and `file` never start it.
+    /// Playback starts once a player's run of reads spans this many bytes of the media (or a
+    /// tenth of a smaller file: a short clip never reaches 2 MiB; `PlaybackRun`); the mount
+    /// counts only player-class readers, so backups, thumbnailers and `file` never start it.
     public static let playbackThreshold: Int64 = 2 << 20
 
     /// min(2 MiB, 10 % of the file), for a file of `size` bytes (2 MiB when unknown).
@@ -34,10 +34,6 @@ public enum LicenceClock {
         return expiry <= now
     }
 
-    /// Whether a player's read of `[offset, offset + length)` of a `size`-byte file is playback.
-    public static func isPlayback(offset: Int64, length: Int64, size: Int64? = nil) -> Bool {
-        offset + length > playbackThreshold(size: size)
-    }
 
     static func iso(_ date: Date) -> String { date.formatted(.iso8601) }
 

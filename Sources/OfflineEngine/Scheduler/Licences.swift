@@ -22,7 +22,7 @@ public struct LicenceError: Error, Sendable, CustomStringConvertible {
 
 /// Acquires, renews and clocks item licences. Acquisition happens when a download starts or
 /// at the first playback, whichever comes first; the play-duration clock starts with the
-/// first read past `LicenceClock.playbackThreshold`.
+/// first playback: a player's run of reads spanning `LicenceClock.playbackThreshold(size:)`.
 ///
 /// Lock order: `noted` is a leaf. Store and network calls happen outside it.
 public final class Licences: Sendable {
@@ -111,11 +111,10 @@ public final class Licences: Sendable {
         }
     }
 
-    /// A program read `[offset, offset + length)` of an item's media. Fast: after the first
-    /// playback of an item is recorded, later reads touch only memory.
-    public func noteRead(itemID: Int64, offset: Int64, length: Int64, size: Int64? = nil) {
-        guard LicenceClock.isPlayback(offset: offset, length: length, size: size),
-              noted.withLock({ $0.insert(itemID).inserted }) else { return }
+    /// A player's reads of the item began to count as playback (`PlaybackSession`). Fast:
+    /// after the first playback of an item is recorded, later ones touch only memory.
+    public func notePlayback(itemID: Int64) {
+        guard noted.withLock({ $0.insert(itemID).inserted }) else { return }
         let now = clock.now()
         queue.async { [self] in
             guard var licence = try? store.licence(itemID: itemID), licence.terms.kind == .rental else { return }
