@@ -1,5 +1,5 @@
 import Foundation
-import OfflineEngine
+@testable import OfflineEngine
 import OfflineStore
 import OfflineTestSupport
 import Testing
@@ -112,6 +112,12 @@ import Testing
         #expect(licence.expiresAt == f.clock.now().addingTimeInterval(300))
         #expect(LicenceClock.expiryText(licence) == f.clock.now().addingTimeInterval(300).formatted(.iso8601))
         #expect(try f.item(item).state == .discovered)
+        // One expiry was ever recorded: the rental's alone (an hour on) would have been warned
+        // of too, and named the wrong time
+        let lines = try f.store.events().filter { $0.itemID == item.id }.map(\.message)
+        let playExpiry = LicenceClock.iso(f.clock.now().addingTimeInterval(300)), rentalExpiry = LicenceClock.iso(f.clock.now().addingTimeInterval(3600))
+        #expect(lines.contains("licence acquired at first playback: rental, expires \(playExpiry)"), "\(lines)")
+        #expect(!lines.contains { $0.contains(rentalExpiry) }, "\(lines)")
     }
 
     /// When the licence server cannot be reached, the playback still starts the play clock,

@@ -72,7 +72,9 @@ public final class Licences: Sendable {
         return try acquire(fresh)
     }
 
-    private func acquire(_ licence: Licence) throws(LicenceError) -> Licence {
+    /// - Parameter playedAt: acquired by the first playback, at this time: its play clock
+    ///   starts in the same write (one expiry, and one `licence-expiring` warning, not two).
+    private func acquire(_ licence: Licence, playedAt: Date? = nil) throws(LicenceError) -> Licence {
         var updated = licence
         if let url = licence.terms.licenceURL {
             let response = try fetch(url)
@@ -82,12 +84,14 @@ public final class Licences: Sendable {
             if let key = response.key { updated.key = Data(base64Encoded: key) }
         }
         updated.acquiredAt = clock.now()
+        if let playedAt { updated.firstPlayedAt = playedAt }
         updated.expiresAt = LicenceClock.expiry(of: updated)
         do { try store.putLicence(updated) } catch {
             throw LicenceError(code: .downloadFailed, message: "library database: \(error)")
         }
         _ = try? store.appendEvent(kind: "licence", itemID: licence.itemID,
-                                   message: "licence acquired: \(updated.terms.kind.rawValue), expires \(updated.expiresAt.map(LicenceClock.iso) ?? "never")")
+                                   message: "licence acquired\(playedAt == nil ? "" : " at first playback"): \(updated.terms.kind.rawValue), "
+                                       + "expires \(updated.expiresAt.map(LicenceClock.iso) ?? "never")")
         notify(licence.itemID)
         return updated
     }
@@ -121,7 +125,10 @@ public final class Licences: Sendable {
             if licence.acquiredAt == nil {
                 // A player streams a rental nobody downloaded or acquired: playing it takes the
                 // licence, as a download would (else it would expire while saying not-acquired).
-                do throws(LicenceError) { licence = try acquire(licence) } catch {
+                do throws(LicenceError) {
+                    _ = try acquire(licence, playedAt: now)
+                    return
+                } catch {
                     _ = try? store.appendEvent(kind: "licence", itemID: itemID, message: "not acquired at first playback: \(error.message)")
                 }
             }
