@@ -132,6 +132,12 @@ public struct LibraryView: Sendable {
         try store.events(after: seq, limit: limit)
     }
 
+    /// Sets the item's size to its origin's, if another (an HLS item's is an estimate: kept).
+    func correctSize(itemID: Int64, originSize: Int64) {
+        guard let item = try? store.item(id: itemID), item.type != .hls, item.size != originSize else { return }
+        try? store.setSize(itemID: itemID, originSize)
+    }
+
     /// Records a request the library refused (a bad control line, a bad toggle value) as an
     /// `error` event: its writer reads why from the event log.
     /// With `item`, a reference as the request named it: the event carries the item, if known.

@@ -125,6 +125,11 @@ public final class ItemFileReader: Sendable {
     public func close() {
         for ticket in prefetches.withLock({ $0 }) { ticket.cancel() }
         playback?.end()
+        // Opened at the catalog's size, which the origin contradicted: the reads were cut
+        // there; the next listing and open get the origin's (memory only when they agree).
+        if key == "media", let size, let total = reading.fetcher.knownTotal(itemID: itemID, file: key), total != size {
+            reading.originSizeDiffers(itemID: itemID, size: total)
+        }
         if locksItem { reading.fetcher.readerClosed(itemID: itemID) }
     }
 
@@ -293,6 +298,11 @@ struct FileVersion: Equatable {
 }
 
 extension RangeFetcher {
+    /// The file's size if the origin has told it and the file is in memory (no store read).
+    func knownTotal(itemID: Int64, file key: CacheFileKey) -> Int64? {
+        files.withLock { $0.peek(.init(itemID: itemID, key: key)) }?.state.withLock { $0.total }
+    }
+
     /// The version of the file held in memory now; nil when it is not.
     func version(itemID: Int64, file key: CacheFileKey) -> FileVersion? {
         guard let file = files.withLock({ $0.peek(.init(itemID: itemID, key: key)) }) else { return nil }

@@ -101,6 +101,13 @@ public final class LibraryReader: Sendable {
     /// item against eviction as one does, until `closedItem`.
     public func openedItem(itemID: Int64) { fetcher.readerOpened(itemID: itemID) }
     public func closedItem(itemID: Int64) { fetcher.readerClosed(itemID: itemID) }
+    /// The origin's file has another size than the item's: the store takes the origin's (off
+    /// the caller's thread: a FUSE release), so listings and later opens are not cut short.
+    func originSizeDiffers(itemID: Int64, size: Int64) {
+        let view = view
+        DispatchQueue.global(qos: .utility).async { view.correctSize(itemID: itemID, originSize: size) }
+    }
+
     /// Whether a reader has the item open (locked against eviction meanwhile).
     public func isOpen(itemID: Int64) -> Bool { fetcher.isOpen(itemID: itemID) }
 
