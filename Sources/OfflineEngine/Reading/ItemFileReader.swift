@@ -221,7 +221,6 @@ public final class ItemFileReader: Sendable {
                      deliver: @escaping @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void,
                      cancellation: ReadCancellation) {
         let retry = reading.outageRetryInterval
-        let delay = Double(retry.components.seconds) + Double(retry.components.attoseconds) / 1e18
         let ticket = reading.fetcher.whenAvailable(
             itemID: itemID, file: key, range: range, readAhead: readAhead, length: readerClass.fetchLength,
             deadline: deadline,
@@ -231,7 +230,7 @@ public final class ItemFileReader: Sendable {
                 switch result {
                 case .success: deliver { self.available(range) ?? self.fromCacheFile(range) }
                 case .failure(let error) where readerClass.ridesOutOutages && error.isOutage && .now + retry < deadline:
-                    DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + CachedFile.dispatchInterval(retry)) { [self] in
                         guard !once.isDone else { return }
                         ask(range, readAhead: readAhead, deadline: deadline, once: once, deliver: deliver, cancellation: cancellation)
                     }
@@ -297,16 +296,23 @@ struct FileVersion: Equatable {
     let generation: Int
 }
 
+/// What readers and the scheduler ask of a file in memory, without a store read (nil when
+/// the file is not in memory).
 extension RangeFetcher {
-    /// The file's size if the origin has told it and the file is in memory (no store read).
-    func knownTotal(itemID: Int64, file key: CacheFileKey) -> Int64? {
-        files.withLock { $0.peek(.init(itemID: itemID, key: key)) }?.state.withLock { $0.total }
+    private func fileInMemory(itemID: Int64, key: CacheFileKey) -> CachedFile? {
+        files.withLock { $0.peek(.init(itemID: itemID, key: key)) }
     }
 
-    /// The version of the file held in memory now; nil when it is not.
+    /// The file's size if the origin has told it.
+    func knownTotal(itemID: Int64, file key: CacheFileKey) -> Int64? {
+        fileInMemory(itemID: itemID, key: key)?.state.withLock { $0.total }
+    }
+
+    /// The version of the file.
     func version(itemID: Int64, file key: CacheFileKey) -> FileVersion? {
-        guard let file = files.withLock({ $0.peek(.init(itemID: itemID, key: key)) }) else { return nil }
-        return FileVersion(file: ObjectIdentifier(file), generation: file.state.withLock { $0.generation })
+        fileInMemory(itemID: itemID, key: key).map { file in
+            FileVersion(file: ObjectIdentifier(file), generation: file.state.withLock { $0.generation })
+        }
     }
 }
 

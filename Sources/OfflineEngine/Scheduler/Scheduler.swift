@@ -65,7 +65,7 @@ public final class Scheduler: Sendable {
         self.configuration = configuration
         space = SpaceManager(store: store, transfers: transfers, freeSpace: configuration.freeSpace)
         progress = ProgressEvents(store: store, clock: clock, originSize: { [fetcher = transfers.fetcher] itemID in
-            fetcher.knownSize(itemID: itemID, file: "media")
+            fetcher.knownTotal(itemID: itemID, file: "media")
         })
         let now: @Sendable () -> Date = { clock.now() }
         syncer = CatalogSync(store: store, client: client, settings: syncSettings, hls: transfers.hls, now: now)
