@@ -144,6 +144,48 @@ import Testing
         try waitUntil { fixture.fetcher.stagingBlocksAllocated <= StagingPool.keptFree }
     }
 
+    /// The kernel tells a close after the next open's reads (FUSE's release is
+    /// asynchronous): the fetch the close stops must not take a new reader's wait with it.
+    @Test func aFetchStoppedAtTheLastCloseLeavesANewReadersWaitToAnotherFetch() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let item = try fixture.addItem("v.mp4", size: 2_000_000, seed: 1)
+        let other = try fixture.addItem("w.mp4", size: 100_000, seed: 2)
+        fixture.origin.setFault("/v.mp4", .trickle(bytesPerSecond: 50_000))
+        // Given a reader whose read-ahead runs on, and the transfer thread held up (a
+        // callback of another file's bytes that does not return yet)
+        fixture.fetcher.readerOpened(itemID: item.id)
+        guard case .success = fixture.fetch(item, 0..<4096, readAhead: 1_500_000) else {
+            Issue.record("the first read failed")
+            return
+        }
+        let held = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        fixture.fetcher.whenAvailable(itemID: other.id, file: "media", range: ByteRange(0, 1000), readAhead: 0,
+                                      deadline: .now + .seconds(10), bytes: { _ in holding.signal(); held.wait() },
+                                      completion: { _ in holding.signal(); held.wait() })
+        holding.wait()
+        // When its close stops the read-ahead, and a new reader waits for bytes it would
+        // have brought, before the transfer thread hears of the stop
+        fixture.fetcher.readerClosed(itemID: item.id)
+        fixture.fetcher.readerOpened(itemID: item.id)
+        defer { fixture.fetcher.readerClosed(itemID: item.id) }
+        let answered = DispatchSemaphore(value: 0)
+        let result = Box<Result<Void, FetchError>?>(nil)
+        fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(1_000_000, 1_004_096), readAhead: 0,
+                                      deadline: .now + .seconds(10)) { outcome in
+            result.value = outcome
+            answered.signal()
+        }
+        held.signal()
+        // Then the new reader gets its bytes
+        answered.wait()
+        guard case .success = result.value else {
+            Issue.record("the new reader's wait ended with \(String(describing: result.value))")
+            return
+        }
+        #expect(try fixture.cachedBytes(item, 1_000_000..<1_004_096) == GeneratedBytes(size: 2_000_000, seed: 1).bytes(in: 1_000_000..<1_004_096))
+    }
+
     @Test func thePoolGivesBackBlocksPastTheFewItKeepsFree() {
         let pool = StagingPool(capacity: 8)
         // Given every block of the pool in use

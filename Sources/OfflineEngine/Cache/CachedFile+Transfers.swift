@@ -316,13 +316,17 @@ extension CachedFile {
                 // close after a while: the bytes still wanted get a new fetch (`plan`, below),
                 // which fails its waiters if the origin is really gone.
                 if cutShort && fetch.pauses > 0 { failure = nil }
-                if let failure {
+                // A fetch stopped here (no reader wanted it, or `cancelAll`, which told its
+                // waiters then) owes nothing to the waiters that came after the stop: they
+                // get a fetch of their own (`plan`, below).
+                let stoppedHere = fetch.failure?.code == .cancelled
+                if let failure, !stoppedHere {
                     let lost = fetch.cursor..<max(fetch.cursor, s.limit(fetch))
                     for (waiterID, waiter) in s.waiters where !s.isSatisfied(waiter.range) && s.clamped(waiter.range).overlaps(lost) {
                         s.waiters[waiterID] = nil
                         failed.append((waiter, failure))
                     }
-                } else {
+                } else if failure == nil {
                     s.restarts = 0
                 }
             }
