@@ -71,6 +71,15 @@ public final class Notifier: Sendable {
         enqueue(.invalidateInode(inode: inode, offset: offset, length: length))
     }
 
+    /// Drops `inode`'s cached attributes now, on the caller's thread. Unlike the queued
+    /// notifications this one waits on nothing a request holds (no cached data goes, and the
+    /// file systems here keep no dirty pages), so a request handler may send it before its
+    /// reply, which then cannot overtake it.
+    public func invalidateAttributesNow(_ inode: UInt64) {
+        guard let session, state.withLock({ $0.running }) else { return }
+        _ = fuse_lowlevel_notify_inval_inode(session.raw, inode, -1, 0)
+    }
+
     /// Queues an invalidation of the cached name `name` in `parent`.
     public func invalidateEntry(parent: UInt64, name: FileName) {
         enqueue(.invalidateEntry(parent: parent, name: name))

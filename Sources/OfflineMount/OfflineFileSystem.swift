@@ -87,6 +87,11 @@ public final class OfflineFileSystem: FileSystemOperations {
                             clock: clock, logger: logger)
         classifier = ReaderClassifier(classes: options.programClasses)
         refresh.set { [weak self] in self?.refreshNow() }
+        // A catalog that stated a media size wrong: the kernel must ask the size again
+        // before it ends the file where the catalog said, so this goes before the answer.
+        reading.onOriginSize { [weak self] itemID in
+            self?.notifier.withLock { $0 }?.invalidateAttributesNow(NodeID.itemFile(itemID: itemID, file: 0).inode)
+        }
     }
 
     /// Rebuilds the tree now (after a command changed the store) and queues the kernel
@@ -310,8 +315,9 @@ public final class OfflineFileSystem: FileSystemOperations {
         return attributes(snapshot, inode).map(entry)
     }
 
-    /// Attributes from the tree, with a side file's size from the cache, and how long the
-    /// kernel may keep them (`attributeTimeout`).
+    /// Attributes from the tree, with a side file's size from the cache and a media size
+    /// the origin contradicted from the engine, and how long the kernel may keep them
+    /// (`attributeTimeout`).
     func attributes(_ snapshot: TreeSnapshot, _ inode: UInt64) -> Result<(attributes: FileAttributes, timeout: Double), Errno> {
         let node = NodeID(inode: inode)
         if case .hidden(let hidden)? = node { return hiddenAttributes(hidden).map { ($0, 0) } }
@@ -326,6 +332,10 @@ public final class OfflineFileSystem: FileSystemOperations {
             isHLS = item.isHLS
             if item.isHLS && file == 0 {
                 size = hls.playlist(itemID: item.id).map { Int64($0.count) }
+            } else if file == 0 {
+                // The origin's, once a reader learned it is not the catalog's (the tree
+                // has it moments later).
+                size = openFiles.library.originMediaSize(itemID: item.id)
             } else if key == TreeItemFile.joinedKey {
                 size = hls.joinedFile(itemID: item.id)?.size
             } else if file > 0 {

@@ -98,6 +98,9 @@ public final class ItemFileReader: Sendable {
     /// The version of the file this open answered from: once the origin's file changed, its
     /// reads fail rather than go on with the new version's bytes after the old one's.
     private let answeredVersion = Mutex<FileVersion?>(nil)  // leaf lock
+    /// The size of the origin's media when it is not the one this open was given (a catalog
+    /// that stated it wrong): reads end there instead. -1 until learned.
+    private let originSize = Atomic<Int64>(-1)
 
     init(reading: LibraryReader, itemID: Int64, key: CacheFileKey, size: Int64?, baseOffset: Int64 = 0,
          playbackOffset: Int64 = 0, readerClass: ReaderClass, playback: PlaybackSession?, scannerReads: ScannerReads?,
@@ -125,11 +128,8 @@ public final class ItemFileReader: Sendable {
     public func close() {
         for ticket in prefetches.withLock({ $0 }) { ticket.cancel() }
         playback?.end()
-        // Opened at the catalog's size, which the origin contradicted: the reads were cut
-        // there; the next listing and open get the origin's (memory only when they agree).
-        if key == "media", let size, let total = reading.fetcher.knownTotal(itemID: itemID, file: key), total != size {
-            reading.originSizeDiffers(itemID: itemID, size: total)
-        }
+        // The origin may have told another size after the last answer (or with no read).
+        noteOriginSize(reading.fetcher.knownTotal(itemID: itemID, file: key))
         if locksItem { reading.fetcher.readerClosed(itemID: itemID) }
     }
 
@@ -151,7 +151,8 @@ public final class ItemFileReader: Sendable {
                   : .failure(FetchError(.originError, "\(path): the origin's file changed while it was open (open it again)")))
         }
         let wanted = offset + Int64(count)
-        let end = size.map { min(wanted, $0) } ?? wanted
+        let learned = originSize.load(ordering: .relaxed)
+        let end = (learned >= 0 ? learned : size).map { min(wanted, $0) } ?? wanted
         guard offset < end else { return answer(.bytes([])) }
         // Only a player's reads are playback: a backup, `file` or a thumbnailer must not start
         // a rental's play clock or move a resume point.
@@ -183,12 +184,24 @@ public final class ItemFileReader: Sendable {
     /// Whether the file is still the version this open answered from (the first answer sets
     /// it). Only for opens of an item: the file's state stays while one is open.
     private func answersTheVersionItDid() -> Bool {
-        guard locksItem, let current = reading.fetcher.version(itemID: itemID, file: key) else { return true }
+        guard locksItem, let (current, total) = reading.fetcher.version(itemID: itemID, file: key) else { return true }
+        noteOriginSize(total)
         return answeredVersion.withLock { version in
             if let version { return version == current }
             version = current
             return true
         }
+    }
+
+    /// Tells, once, that the origin's media has another size (`total`) than this open was
+    /// given: listings and later opens take it (`LibraryReader.originSizeDiffers`), and a
+    /// front end with a kernel cache drops the size it holds before the answer that learned
+    /// it goes out, so a reader at the old end asks the size again and reads on.
+    private func noteOriginSize(_ total: Int64?) {
+        guard key == "media", let size, let total, total != size,
+              originSize.compareExchange(expected: -1, desired: total, ordering: .relaxed).exchanged else { return }
+        pattern.withLock { $0.size = total }
+        reading.originSizeDiffers(itemID: itemID, size: total)
     }
 
     /// The bytes of `range` if they can be answered now: from memory while they are still
@@ -308,10 +321,11 @@ extension RangeFetcher {
         fileInMemory(itemID: itemID, key: key)?.state.withLock { $0.total }
     }
 
-    /// The version of the file.
-    func version(itemID: Int64, file key: CacheFileKey) -> FileVersion? {
+    /// The version of the file, and its size if the origin has told it.
+    func version(itemID: Int64, file key: CacheFileKey) -> (FileVersion, total: Int64?)? {
         fileInMemory(itemID: itemID, key: key).map { file in
-            FileVersion(file: ObjectIdentifier(file), generation: file.state.withLock { $0.generation })
+            let (generation, total) = file.state.withLock { ($0.generation, $0.total) }
+            return (FileVersion(file: ObjectIdentifier(file), generation: generation), total)
         }
     }
 }

@@ -20,6 +20,7 @@ public final class LibraryReader: Sendable {
     let descriptors = CacheDescriptors(capacity: CacheDescriptors.capacity(fitting: 64))
     /// Items whose media was wholly in the cache at their last open (`MediaOpen.pagesStayValid`).
     private let wholeAtLastOpen = Mutex<Set<Int64>>([])  // leaf lock
+    private let sizeWatchers = Mutex<[@Sendable (Int64) -> Void]>([])  // leaf lock
 
     /// How often a player's or a copier's read asks again while the origin is out of reach.
     let outageRetryInterval: Duration
@@ -102,10 +103,25 @@ public final class LibraryReader: Sendable {
     public func openedItem(itemID: Int64) { fetcher.readerOpened(itemID: itemID) }
     public func closedItem(itemID: Int64) { fetcher.readerClosed(itemID: itemID) }
     /// The origin's file has another size than the item's: the store takes the origin's (off
-    /// the caller's thread: a FUSE release), so listings and later opens are not cut short.
+    /// the caller's thread: a read's answer, a FUSE release), so listings and later opens are
+    /// not cut short; the watchers hear it first, on this thread.
     func originSizeDiffers(itemID: Int64, size: Int64) {
+        for watcher in sizeWatchers.withLock({ $0 }) { watcher(itemID) }
         let view = view
         DispatchQueue.global(qos: .utility).async { view.correctSize(itemID: itemID, originSize: size) }
+    }
+
+    /// Calls `watcher` when a reader learns that the origin's media of an item has another
+    /// size than the one its open was given, before that reader's answer: a front end drops
+    /// what it cached of the old size (the store's catches up moments later).
+    public func onOriginSize(_ watcher: @escaping @Sendable (_ itemID: Int64) -> Void) {
+        sizeWatchers.withLock { $0.append(watcher) }
+    }
+
+    /// The size of the item's media the origin told, if the engine holds it (it wins over
+    /// the catalog's, which the store takes moments later).
+    public func originMediaSize(itemID: Int64) -> Int64? {
+        fetcher.knownTotal(itemID: itemID, file: "media")
     }
 
     /// Whether a reader has the item open (locked against eviction meanwhile).

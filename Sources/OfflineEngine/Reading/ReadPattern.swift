@@ -21,8 +21,9 @@ public struct ReadPattern: Sendable {
     public static let readAheadPerByteRead: Int64 = 4
 
     let readerClass: ReaderClass
-    /// The file's size; nil while unknown (no prefetch then).
-    let size: Int64?
+    /// The file's size; nil while unknown (no prefetch then). The origin's, once it told
+    /// another than the open was given.
+    var size: Int64?
     private var nextOffset: Int64 = -1
     /// Where the current run of reads in order began.
     private var runStart: Int64 = 0
