@@ -50,10 +50,13 @@ public final class LibraryReader: Sendable {
         public let cacheFilePath: String
     }
 
-    /// Opens item `itemID`'s media (`size` bytes; `isCached`: its state is `cached`) for a
-    /// reader of `readerClass`.
-    public func openMedia(itemID: Int64, size: Int64, isCached: Bool, hasLicenceExpiry: Bool,
+    /// Opens item `itemID`'s media (`size` bytes, or the origin's if the engine learned
+    /// another; `isCached`: its state is `cached`) for a reader of `readerClass`.
+    public func openMedia(itemID: Int64, size catalogSize: Int64, isCached: Bool, hasLicenceExpiry: Bool,
                           readerClass: ReaderClass) -> MediaOpen {
+        // An earlier reader learned it, and the listing already shows it (the store's may
+        // not have it yet): a read must not end at the catalog's.
+        let size = originMediaSize(itemID: itemID) ?? catalogSize
         let whole = isCached
             || (size > 0 && fetcher.isWhole(itemID: itemID, file: "media", range: ByteRange(0, size)))
         // A player's reads say where it is (docs/playback.md): they must reach the engine.
