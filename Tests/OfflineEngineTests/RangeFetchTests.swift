@@ -169,18 +169,12 @@ import Testing
         fixture.fetcher.readerClosed(itemID: item.id)
         fixture.fetcher.readerOpened(itemID: item.id)
         defer { fixture.fetcher.readerClosed(itemID: item.id) }
-        let answered = DispatchSemaphore(value: 0)
-        let result = Box<Result<Void, FetchError>?>(nil)
-        fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(1_000_000, 1_004_096), readAhead: 0,
-                                      deadline: .now + .seconds(10)) { outcome in
-            result.value = outcome
-            answered.signal()
-        }
+        let pending = fixture.ask(item, 1_000_000..<1_004_096)
         held.signal()
         // Then the new reader gets its bytes
-        answered.wait()
-        guard case .success = result.value else {
-            Issue.record("the new reader's wait ended with \(String(describing: result.value))")
+        pending.answered.wait()
+        guard case .success = pending.result.value else {
+            Issue.record("the new reader's wait ended with \(String(describing: pending.result.value))")
             return
         }
         #expect(try fixture.cachedBytes(item, 1_000_000..<1_004_096) == GeneratedBytes(size: 2_000_000, seed: 1).bytes(in: 1_000_000..<1_004_096))
@@ -207,21 +201,15 @@ import Testing
         // Given an origin that holds back its answer
         fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 30))
         // When a reader asks for bytes
-        let answered = DispatchSemaphore(value: 0)
-        let result = Box<Result<Void, FetchError>?>(nil)
-        fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, 1000), readAhead: 0,
-                                      deadline: .now + .seconds(10)) { outcome in
-            result.value = outcome
-            answered.signal()
-        }
+        let pending = fixture.ask(item, 0..<1000)
         // Then no file is made while the transfer waits (nothing competes with it)
         let asked = ContinuousClock.now
         while fixture.origin.requests(for: "/v.mp4").isEmpty && ContinuousClock.now - asked < .seconds(5) { usleep(1000) }
         #expect(!FileManager.default.fileExists(atPath: path))
         // And once the origin answers, the bytes land in a new file
         fixture.origin.releaseStalls()
-        #expect(answered.wait(timeout: .now() + 10) == .success)
-        guard case .success? = result.value else { Issue.record("\(String(describing: result.value))"); return }
+        #expect(pending.answered.wait(timeout: .now() + 10) == .success)
+        guard case .success? = pending.result.value else { Issue.record("\(String(describing: pending.result.value))"); return }
         #expect(try fixture.cachedBytes(item, 0..<1000) == GeneratedBytes(size: 200_000, seed: 5).bytes(in: 0..<1000))
     }
 
@@ -305,16 +293,10 @@ import Testing
         defer { fixture.close() }
         let item = try fixture.addItem("v.mp4", size: 100_000, seed: 2)
         fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 30))
-        let outcome = Box<Result<Void, FetchError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let ticket = fixture.fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(0, 10), readAhead: 0,
-                                                   deadline: .now + .seconds(10)) { result in
-            outcome.value = result
-            done.signal()
-        }
-        ticket.cancel()
-        #expect(done.wait(timeout: .now() + 1) == .success)
-        if case .failure(let error)? = outcome.value { #expect(error.code == .cancelled) } else { Issue.record("not cancelled") }
+        let pending = fixture.ask(item, 0..<10)
+        pending.ticket?.cancel()
+        #expect(pending.answered.wait(timeout: .now() + 1) == .success)
+        if case .failure(let error)? = pending.result.value { #expect(error.code == .cancelled) } else { Issue.record("not cancelled") }
         fixture.origin.releaseStalls()
     }
 

@@ -93,6 +93,17 @@ final class TransferFixture: @unchecked Sendable {
         return box.value
     }
 
+    /// Asks for bytes through `RangeFetcher.whenAvailable` without waiting for them.
+    func ask(_ item: Item, _ range: Range<Int64>, timeout: Duration = .seconds(10)) -> PendingFetch {
+        let pending = PendingFetch()
+        pending.ticket = fetcher.whenAvailable(itemID: item.id, file: "media", range: ByteRange(range.lowerBound, range.upperBound),
+                                               readAhead: 0, deadline: .now + timeout) { result in
+            pending.result.value = result
+            pending.answered.signal()
+        }
+        return pending
+    }
+
     /// The cache file's bytes in `range`.
     func cachedBytes(_ item: Item, _ range: Range<Int64>) throws -> Data {
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: fetcher.cacheFilePath(itemID: item.id, file: "media")))
@@ -111,6 +122,13 @@ final class TransferFixture: @unchecked Sendable {
         }
         return true
     }
+}
+
+/// A request `TransferFixture.ask` made: its answer once `answered` is signalled.
+final class PendingFetch: @unchecked Sendable {
+    let answered = DispatchSemaphore(value: 0)
+    let result = Box<Result<Void, FetchError>?>(nil)
+    var ticket: (any FetchTicket)?
 }
 
 /// A mutable cell handed across threads in tests (one writer, then one reader).
