@@ -99,7 +99,10 @@ struct ItemDraft {
             FeedText.clean(summary, limit: limit, field: "item \(name) description", warnings: &feed.warnings)
             ?? FeedText.clean(fallbackSummary, limit: limit, field: "item \(name) description", warnings: &feed.warnings)
         let mimeType = media.mimeType.flatMap { FeedText.clean($0, limit: 255, cut: &cut) }
-        let size = media.length.flatMap { Int64(FeedText.trimmed($0)) }.flatMap { $0 >= 0 ? $0 : nil }
+        // A length under 4 KiB is a placeholder (feeds write "0" or "1" for "not known"), no
+        // media file's: taken as none, the sync asks the origin (a wrong small size would
+        // list the episode that size until something read it).
+        let size = media.length.flatMap { Int64(FeedText.trimmed($0)) }.flatMap { $0 >= 4096 ? $0 : nil }
         let itemDuration = (media.duration ?? duration).flatMap(MediaDuration.parse)
         let date = (published ?? updated).flatMap { text in RFC822Date.parse(text) ?? RFC3339Date.parse(text) }
         let thumbnailURL = FeedURL.allowed(thumbnail, against: baseURL, what: "item \(name) thumbnail", warnings: &feed.warnings)

@@ -10,7 +10,7 @@ struct CatalogCommandTests {
         <item><title>Owls at Dusk</title><guid>owl-1</guid><category>Nature</category>
         <enclosure url="\(origin.url("/owl-1.mp3"))" length="1048576" type="audio/mpeg"/></item>
         <item><title>Bats</title><guid>owl-2</guid>
-        <enclosure url="\(origin.url("/owl-2.mp3"))" length="2048" type="audio/mpeg"/></item>
+        <enclosure url="\(origin.url("/owl-2.mp3"))" length="8192" type="audio/mpeg"/></item>
         </channel></rss>
         """
     }
@@ -124,7 +124,7 @@ struct CatalogCommandTests {
         let origin = try TestOrigin()
         defer { origin.stop() }
         let url = origin.serveFeed(path: "/owls.rss", xml: podcast(origin))
-        origin.serve("/owl-2.mp3", .generated(size: 2048, seed: 2, contentType: "audio/mpeg"))
+        origin.serve("/owl-2.mp3", .generated(size: 8192, seed: 2, contentType: "audio/mpeg"))
         let cli = CLIRunner()
         defer { cli.removeLibrary() }
         try cli.run("source", "add", "owls", url)

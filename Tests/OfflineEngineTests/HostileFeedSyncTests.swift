@@ -72,7 +72,7 @@ struct HostileFeedSyncTests {
         let body = """
             <rss version="2.0"><channel><title>Caf&eacute;&nbsp;Talk</title>
             <item><title>Caf&eacute;&nbsp;One</title><guid>c1</guid>
-            <enclosure url="http://127.0.0.1:9/c1.mp3" length="10" type="audio/mpeg"/></item>
+            <enclosure url="http://127.0.0.1:9/c1.mp3" length="10000" type="audio/mpeg"/></item>
             </channel></rss>
             """
         let (report, temp, origin) = try sync(body)
@@ -86,7 +86,7 @@ struct HostileFeedSyncTests {
             <rss version="2.0"><channel><title>Mixed</title>
             <item><title>Local</title><guid>f</guid><enclosure url="file:///etc/passwd" type="audio/mpeg"/></item>
             <item><title>FTP</title><guid>ftp</guid><enclosure url="ftp://example.com/a.mp3" type="audio/mpeg"/></item>
-            <item><title>Good</title><guid>ok</guid><enclosure url="http://127.0.0.1:9/ok.mp3" length="5" type="audio/mpeg"/></item>
+            <item><title>Good</title><guid>ok</guid><enclosure url="http://127.0.0.1:9/ok.mp3" length="5000" type="audio/mpeg"/></item>
             </channel></rss>
             """
         let (report, temp, origin) = try sync(body)

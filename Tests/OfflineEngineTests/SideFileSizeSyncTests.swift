@@ -57,7 +57,7 @@ import Testing
         let episodes = (1...3).map { n in
             """
             <item><title>E\(n)</title><guid>e\(n)</guid>
-              <enclosure url="\(origin.url("/e\(n).mp3"))" length="100" type="audio/mpeg"/>
+              <enclosure url="\(origin.url("/e\(n).mp3"))" length="100000" type="audio/mpeg"/>
               <itunes:image href="\(origin.url("/art.jpg"))"/></item>
             """
         }.joined()
@@ -81,7 +81,7 @@ import Testing
             <?xml version="1.0" encoding="UTF-8"?>
             <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Owls</title>
             \(episodes)<item><title>E4</title><guid>e4</guid>
-              <enclosure url="\(origin.url("/e4.mp3"))" length="100" type="audio/mpeg"/>
+              <enclosure url="\(origin.url("/e4.mp3"))" length="100000" type="audio/mpeg"/>
               <itunes:image href="\(origin.url("/art.jpg"))"/></item></channel></rss>
             """, contentType: "application/rss+xml"))
         #expect(try temp.library.sync().allSatisfy(\.succeeded))

@@ -14,7 +14,7 @@ enum SyncFixtures {
               <item>
                 <title>Episode 1: Owls</title>
                 <guid>owl-1</guid>
-                <enclosure url="\(origin.url("/media/owl-1.mp3"))"\(length(1000)) type="audio/mpeg"/>
+                <enclosure url="\(origin.url("/media/owl-1.mp3"))"\(length(10_000)) type="audio/mpeg"/>
                 <category>Nature</category>
                 <itunes:duration>12:05</itunes:duration>
                 <pubDate>Wed, 01 May 2024 12:30:00 +0000</pubDate>
@@ -22,7 +22,7 @@ enum SyncFixtures {
               <item>
                 <title>Episode 2: Bats</title>
                 <guid>owl-2</guid>
-                <enclosure url="\(origin.url("/media/owl-2.mp3"))"\(length(2000)) type="audio/mpeg"/>
+                <enclosure url="\(origin.url("/media/owl-2.mp3"))"\(length(20_000)) type="audio/mpeg"/>
                 <category>Nature</category>
                 <category>Night</category>
               </item>
@@ -41,7 +41,7 @@ enum SyncFixtures {
             <title>Intro to Rivers</title>
             <id>urn:lecture:rivers</id>
             <updated>2024-06-01T10:00:00Z</updated>
-            <link rel="enclosure" href="\(origin.url("/media/rivers.mp4"))" type="video/mp4" length="3000"/>
+            <link rel="enclosure" href="\(origin.url("/media/rivers.mp4"))" type="video/mp4" length="30000"/>
             <category term="science" label="Science"/>
           </entry>
         </feed>

@@ -21,7 +21,7 @@ import Testing
         #expect(sunrise.title == "Sunrise")
         #expect(sunrise.mediaURL == "https://acme.example/files/sunrise.mp4")
         #expect(sunrise.type == .video)
-        #expect(sunrise.size == 2048)
+        #expect(sunrise.size == 204_800)
         // <published> wins over <updated>; 06:15+02:00 is 04:15Z
         #expect(sunrise.publishedAt == Date(timeIntervalSince1970: 1_714_450_500))
         #expect(sunrise.categories == [["Nature"], ["timelapse"]])

@@ -56,6 +56,18 @@ import Testing
         #expect(feed.categories == [["News"], ["Interviews"]])
     }
 
+    /// Podcast feeds write `length="0"` or `"1"` for "not known": under 4 KiB no media file's
+    /// size is taken (the sync then asks the origin), a real one is.
+    @Test func anEnclosureLengthUnder4KiBIsNoSize() throws {
+        let lengths = ["0", "1", " 4095 ", "4096", "abc", "-5", "12345678"]
+        let items = lengths.enumerated().map { index, length in
+            "<item><guid>e\(index)</guid><enclosure url=\"https://cdn.example/\(index).mp3\" length=\"\(length)\" type=\"audio/mpeg\"/></item>"
+        }
+        let rss = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>\(items.joined())</channel></rss>"
+        let feed = try FeedParser.parse(Data(rss.utf8), baseURL: FeedFixtures.baseURL)
+        #expect(feed.items.map(\.size) == [nil, nil, nil, 4096, nil, nil, 12_345_678])
+    }
+
     @Test func emptyChannelParsesToNoItems() throws {
         let feed = try FeedFixtures.parse("empty.rss")
         #expect(feed.title == "Nothing yet")
