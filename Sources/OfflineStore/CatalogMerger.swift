@@ -86,6 +86,7 @@ struct CatalogMerger {
     private var pathCache: [[String]: Int64] = [:]
     private let find: SQLiteProbe
     private let nameTaken: SQLiteProbe
+    private let originSize: SQLiteProbe
     private let linksOf: Statement
     private let licenceOf: Statement
     private let insertLink: Statement
@@ -108,6 +109,7 @@ struct CatalogMerger {
             FROM item WHERE sourceID = ? AND contentID = ?
             """)
         nameTaken = try SQLiteProbe(db, sql: "SELECT 1 FROM item WHERE fileName = ?")
+        originSize = try SQLiteProbe(db, sql: "SELECT totalSize FROM cacheValidator WHERE itemID = ? AND file = 'media'")
         linksOf = try db.cachedStatement(sql: "SELECT categoryID FROM itemCategory WHERE itemID = ?")
         licenceOf = try db.cachedStatement(sql: "SELECT * FROM licence WHERE itemID = ?")
         insertLink = try db.cachedStatement(sql: "INSERT INTO itemCategory (itemID, categoryID) VALUES (?, ?)")
@@ -148,10 +150,18 @@ struct CatalogMerger {
             """)
 
         for entry in entries where !entry.contentID.isEmpty {
-            let metadata = Metadata(entry)
+            var metadata = Metadata(entry)
             if var old = try find.firstRow(.integer(sourceID), .text(entry.contentID), body: Existing.init(columns:)) {
                 progress.pageIDs.append(old.id)
                 guard progress.seen.insert(old.id).inserted else { continue } // first listing wins
+                // The origin's size, which its answers gave the cached bytes, wins over a feed
+                // that states another for the same URL (a wrong length, stated again at every
+                // sync); a changed origin file shows at its next fetch.
+                if metadata.size != old.metadata.size, metadata.mediaURL == old.metadata.mediaURL,
+                   let known = try originSize.firstRow(.integer(old.id), body: { $0.optionalInt64(0) }) ?? nil,
+                   known == old.metadata.size {
+                    metadata.size = known
+                }
                 let categories = try categoryIDs(for: entry.categoryPaths)
                 var changed = false
                 if old.metadata != metadata || !old.inCatalog || old.fileName == nil {

@@ -232,7 +232,9 @@ struct UncachedReadTests {
     @Test(arguments: MountSetup.available, [(stated: 1_000_000, origin: 1_200_000), (1, 1_200_000), (1_200_000, 1_000_000)])
     func theFirstReadOfAnItemWhoseCatalogSizeIsWrongGetsTheOriginsFile(_ setup: MountSetup, sizes: (stated: Int64, origin: Int64)) throws {
         let fixture = try LibraryFixture()
-        let (_, path) = try Self.oneVideo(fixture, source: "wrong", size: sizes.stated, seed: 3)
+        let source = try fixture.addSource("wrong")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "v", title: "Video", size: sizes.stated, seed: 3)])["v"])
+        let path = try #require(item.mediaURL.flatMap(URL.init(string:))).path
         fixture.origin.serve(path, .generated(size: sizes.origin, seed: 3, contentType: "video/mp4"))
         let origin = TestOrigin.generatedBytes(size: sizes.origin, seed: 3)
         let name = "sources/wrong/Video [v].mp4"
@@ -244,6 +246,17 @@ struct UncachedReadTests {
             // the size it was told and nothing past a short read).
             let start = try mount.read(name, offset: 0, count: 65_536)
             #expect(Data(start) == origin.prefix(65_536), "\(start.count) bytes")
+            // And a sync that states the wrong size again (once the bytes read are claimed, with
+            // the origin's version) changes nothing: the listing and a copy keep the origin's
+            #expect(eventually(within: 10) { try fixture.store.item(id: item.id)?.size == sizes.origin })
+            #expect(eventually(within: 10) { try !fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty })
+            let stated = CatalogEntry(contentID: "v", title: "Video", type: .video, mediaURL: try #require(item.mediaURL),
+                                      size: sizes.stated, mimeType: item.mimeType)
+            _ = try fixture.store.mergeCatalog(sourceID: source.id, title: nil, entries: [stated], isComplete: false, now: Date())
+            #expect(try fixture.store.item(id: item.id)?.size == sizes.origin)
+            let again = Data(try mount.contents(name))
+            #expect(again == origin, "\(again.count) bytes")
+            #expect(try mount.attributes(name).size == UInt64(sizes.origin))
             #expect(eventually(within: 10) { try mount.attributes(name).size == UInt64(sizes.origin) })
         }
     }

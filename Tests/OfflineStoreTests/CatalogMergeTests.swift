@@ -28,6 +28,29 @@ struct CatalogMergeTests {
         }
     }
 
+    @Test("The origin's size of cached bytes wins over a feed that states another for the same URL")
+    func theOriginsSizeWinsOverTheFeeds() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "pod", feedURL: "https://pod.example/feed.xml")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)], isComplete: true, now: t0)
+            let id = try #require(try store.item(source: "pod", contentID: "ep-1")).id
+            // Given bytes the origin said are of a 5000-byte file, and the item's size set to it
+            try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100],
+                                          validator: CacheValidator(etag: "\"v1\"", lastModified: nil, totalSize: 5000))
+            try store.setSize(itemID: id, 5000)
+            // When the feed states its wrong length again: the origin's stays, nothing changed
+            let again = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)],
+                                               isComplete: true, now: t1)
+            #expect(try store.item(id: id)?.size == 5000)
+            #expect(again.updated == 0 && again.unchanged == 1)
+            // When the media moves to another URL, the feed's size is taken
+            var moved = entry("ep-1", size: 1000)
+            moved.mediaURL = "https://example.com/media/ep-1-v2.mp4"
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [moved], isComplete: true, now: t1)
+            #expect(try store.item(id: id)?.size == 1000)
+        }
+    }
+
     @Test("New content ids are inserted as discovered, with file names and categories")
     func addsItems() throws {
         try withLibrary { store, _ throws in

@@ -54,9 +54,10 @@ public final class LibraryReader: Sendable {
     /// another; `isCached`: its state is `cached`) for a reader of `readerClass`.
     public func openMedia(itemID: Int64, size catalogSize: Int64, isCached: Bool, hasLicenceExpiry: Bool,
                           readerClass: ReaderClass) -> MediaOpen {
-        // An earlier reader learned it, and the listing already shows it (the store's may
-        // not have it yet): a read must not end at the catalog's.
-        let size = originMediaSize(itemID: itemID) ?? catalogSize
+        // An earlier reader learned it (kept with the cached bytes), and the listing shows
+        // it, while the catalog's may still be the feed's: a read must not end there. A
+        // cached item's size is the origin's already.
+        let size = isCached ? catalogSize : fetcher.knownSize(itemID: itemID, file: "media") ?? catalogSize
         let whole = isCached
             || (size > 0 && fetcher.isWhole(itemID: itemID, file: "media", range: ByteRange(0, size)))
         // A player's reads say where it is (docs/playback.md): they must reach the engine.
