@@ -138,6 +138,12 @@ public struct LibraryView: Sendable {
         try? store.setSize(itemID: itemID, originSize)
     }
 
+    /// Records why reads of an item failed that the reader cannot tell (`EIO` says nothing),
+    /// as an `error` event.
+    func recordReadFailure(itemID: Int64, message: String) {
+        _ = try? store.appendEvent(kind: .error, itemID: itemID, message: message)
+    }
+
     /// Records a request the library refused (a bad control line, a bad toggle value) as an
     /// `error` event: its writer reads why from the event log.
     /// With `item`, a reference as the request named it: the event carries the item, if known.

@@ -214,6 +214,14 @@ struct UncachedReadTests {
             let headIsOld = head == Array(old[0..<(1 << 20)]), tailIsOld = tail == Array(old[(28 << 20)..<(29 << 20)])
             #expect(headIsOld)
             #expect(tail.isEmpty || tailIsOld, "\(tail == Array(new[(28 << 20)..<(29 << 20)]) ? "new" : "other") bytes")
+            // And the event log says why its reads failed (the program only got EIO)
+            if tail.isEmpty {
+                #expect(eventually(within: 10) {
+                    try fixture.store.events(after: 0, limit: 1000).contains {
+                        $0.kind == .error && $0.itemID == item.id && $0.message.contains("changed while it was open")
+                    }
+                })
+            }
             // And a new open reads the new version
             let again = try mount.open(name)
             defer { again.close() }

@@ -98,6 +98,8 @@ public final class ItemFileReader: Sendable {
     /// The version of the file this open answered from: once the origin's file changed, its
     /// reads fail rather than go on with the new version's bytes after the old one's.
     private let answeredVersion = Mutex<FileVersion?>(nil)  // leaf lock
+    /// Whether the event log was told that this open's reads fail for another version.
+    private let toldVersionChange = Atomic<Bool>(false)
     /// The size of the origin's media when it is not the one this open was given (a catalog
     /// that stated it wrong): reads end there instead. -1 until learned.
     private let originSize = Atomic<Int64>(-1)
@@ -147,8 +149,9 @@ public final class ItemFileReader: Sendable {
                      answer reply: @escaping @Sendable (ReadAnswer) -> Void) {
         let answer: @Sendable (ReadAnswer) -> Void = { [self] result in
             if case .failure = result { return reply(result) }
-            reply(answersTheVersionItDid() ? result
-                  : .failure(FetchError(.originError, "\(path): the origin's file changed while it was open (open it again)")))
+            if answersTheVersionItDid() { return reply(result) }
+            if !toldVersionChange.exchange(true, ordering: .relaxed) { reading.originChangedWhileOpen(itemID: itemID) }
+            reply(.failure(FetchError(.originError, "\(path): the origin's file changed while it was open (open it again)")))
         }
         let wanted = offset + Int64(count)
         let learned = originSize.load(ordering: .relaxed)

@@ -115,6 +115,15 @@ public final class LibraryReader: Sendable {
         DispatchQueue.global(qos: .utility).async { view.correctSize(itemID: itemID, originSize: size) }
     }
 
+    /// An open's reads fail from now on: the origin's file changed under it. Its program
+    /// only gets `EIO`; the event log says why (off the caller's thread: a read's answer).
+    func originChangedWhileOpen(itemID: Int64) {
+        let view = view
+        DispatchQueue.global(qos: .utility).async {
+            view.recordReadFailure(itemID: itemID, message: "the origin's file changed while it was open: its reads fail (open it again)")
+        }
+    }
+
     /// Calls `watcher` when a reader learns that the origin's media of an item has another
     /// size than the one its open was given, before that reader's answer: a front end drops
     /// what it cached of the old size (the store's catches up moments later).
