@@ -39,3 +39,38 @@ enum HTMLEntities {
         return table
     }()
 }
+
+extension HTMLEntities {
+    /// `text` with the character references left in it after its XML was decoded replaced
+    /// by their characters: feeds escape twice (`Tom &amp;amp; Jerry`), and an Atom
+    /// `type="html"` title is escaped HTML by definition. An item's title becomes a file
+    /// name, where `&amp;` would stay for good. Unknown names and invalid numbers stay.
+    static func decode(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let ampersand = rest.firstIndex(of: "&") {
+            result += rest[..<ampersand]
+            let afterAmpersand = rest.index(after: ampersand)
+            if let semicolon = rest[afterAmpersand...].prefix(10).firstIndex(of: ";"),
+               let character = character(for: rest[afterAmpersand..<semicolon]) {
+                result.unicodeScalars.append(character)
+                rest = rest[rest.index(after: semicolon)...]
+            } else {
+                result += "&"
+                rest = rest[afterAmpersand...]
+            }
+        }
+        return result + rest
+    }
+
+    private static let xmlNames: [Substring: Unicode.Scalar] = ["amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'"]
+
+    private static func character(for reference: Substring) -> Unicode.Scalar? {
+        if let known = xmlNames[reference] { return known }
+        guard reference.first == "#" else { return codePoint(String(reference)).flatMap(Unicode.Scalar.init) }
+        let digits = reference.dropFirst()
+        let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+        return value.flatMap { $0 == 0 ? nil : Unicode.Scalar($0) }
+    }
+}

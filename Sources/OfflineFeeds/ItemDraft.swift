@@ -94,7 +94,8 @@ struct ItemDraft {
         }
         let contentID = rawID ?? mediaURL
         let name = FeedWarnings.quote(contentID)
-        let title = FeedText.clean(title, limit: limit, field: "item \(name) title", warnings: &feed.warnings) ?? contentID
+        let title = FeedText.clean(title.map(HTMLEntities.decode), limit: limit, field: "item \(name) title",
+                                   warnings: &feed.warnings) ?? contentID
         let summary =
             FeedText.clean(summary, limit: limit, field: "item \(name) description", warnings: &feed.warnings)
             ?? FeedText.clean(fallbackSummary, limit: limit, field: "item \(name) description", warnings: &feed.warnings)

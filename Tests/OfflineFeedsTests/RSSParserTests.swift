@@ -68,6 +68,17 @@ import Testing
         #expect(feed.items.map(\.size) == [nil, nil, nil, 4096, nil, nil, 12_345_678])
     }
 
+    /// Feeds escape titles twice; the file name must not keep `&amp;`.
+    @Test func htmlReferencesLeftInATitleAreDecoded() throws {
+        let titles = ["Tom &amp;amp; Jerry", "&amp;lt;one&amp;gt; &amp;#233;t&amp;#xE9;", "AT&amp;T", "a &amp;bogus; b &amp;#0; c &amp;", "Plain"]
+        let items = titles.enumerated().map { index, title in
+            "<item><title>\(title)</title><guid>t\(index)</guid><enclosure url=\"https://cdn.example/\(index).mp3\" type=\"audio/mpeg\"/></item>"
+        }
+        let rss = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>T</title>\(items.joined())</channel></rss>"
+        let feed = try FeedParser.parse(Data(rss.utf8), baseURL: FeedFixtures.baseURL)
+        #expect(feed.items.map(\.title) == ["Tom & Jerry", "<one> été", "AT&T", "a &bogus; b &#0; c &", "Plain"])
+    }
+
     @Test func emptyChannelParsesToNoItems() throws {
         let feed = try FeedFixtures.parse("empty.rss")
         #expect(feed.title == "Nothing yet")
