@@ -11,8 +11,12 @@ import Synchronization
 /// toggle values `EINVAL`.
 /// Sizes and `ERANGE` are the binding's (it receives the whole value).
 extension OfflineFileSystem {
-    /// Every attribute of `inode` with its value.
+    /// Every attribute of `inode` with its value (built once for a burst of calls).
     func attributeTable(_ inode: UInt64) -> Result<[(String, String)], Errno> {
+        xattrTables.table(inode) { buildAttributeTable(inode) }
+    }
+
+    private func buildAttributeTable(_ inode: UInt64) -> Result<[(String, String)], Errno> {
         let snapshot = tree.snapshot
         switch NodeID(inode: inode) {
         case .itemFile(let id, let file)?:

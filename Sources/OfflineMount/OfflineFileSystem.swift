@@ -59,6 +59,7 @@ public final class OfflineFileSystem: FileSystemOperations {
     private let notifier = Mutex<Notifier?>(nil)  // set once the session exists
     /// The desktop's thumbnails of listed items, once mounted (`enableDesktopThumbnails`).
     let desktopThumbnails = Mutex<DesktopThumbnails?>(nil)  // leaf lock
+    let xattrTables = XattrTables()
 
     /// - Parameters:
     ///   - library: what the mount shows, as the engine reads it: a view, not the `Library`,
@@ -99,7 +100,9 @@ public final class OfflineFileSystem: FileSystemOperations {
     func refreshNow() {
         let notifier = notifier.withLock { $0 }
         let thumbnails = desktopThumbnails.withLock { $0 }
-        tree.refresh { old, new in
+        xattrTables.removeAll()
+        tree.refresh { [xattrTables] old, new in
+            xattrTables.removeAll()
             thumbnails?.treeChanged(from: old, to: new)
             guard let notifier else { return }
             for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
@@ -145,6 +148,7 @@ public final class OfflineFileSystem: FileSystemOperations {
         guard ready else { return false }
         events.update()
         tree.startRefreshing(every: refreshInterval) { [weak self] old, new in
+            self?.xattrTables.removeAll()
             self?.desktopThumbnails.withLock { $0 }?.treeChanged(from: old, to: new)
             for notification in TreeDiff.notifications(from: old, to: new) { notifier.enqueue(notification) }
         }
@@ -186,6 +190,7 @@ public final class OfflineFileSystem: FileSystemOperations {
 
     public func open(inode: UInt64, file: FileInfo, reply: Reply<FileInfo>) {
         let snapshot = tree.snapshot
+        xattrTables.remove(inode)  // an open item is locked
         if let (item, number) = snapshot.itemFile(inode), number == 0, item.isHLS, !file.isWritable, file.flags & O_TRUNC == 0 {
             // The playlist may need the engine to choose a rendition first: answered later.
             return hls.openPlaylist(item: item, file: file, openFiles: openFiles, reply: reply)
@@ -233,6 +238,7 @@ public final class OfflineFileSystem: FileSystemOperations {
             releaseHidden(hidden, handle: file.handle)
         } else {
             openFiles.release(handle: file.handle)
+            xattrTables.remove(inode)
         }
         reply.succeed()
     }
