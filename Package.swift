@@ -168,7 +168,9 @@ let package = Package(
         // OfflineStore: the crash test inspects the range map a killed engine left behind.
         // OfflineFeeds: catalogs parsed as a sync parses them.
         .testTarget(name: "OfflineEngineTests", dependencies: ["OfflineEngine", "OfflineStore", "OfflineFeeds", "OfflineTestSupport", "OfflineHTTP",
-                                                          .product(name: "Logging", package: "swift-log")],
+                                                          .product(name: "Logging", package: "swift-log"),
+                                                          // GRDB: the store's own errors (a full disk) to hand the engine.
+                                                          .product(name: "GRDB", package: "GRDB.swift")],
                     swiftSettings: swiftSettings),
         .testTarget(name: "OfflineTestSupportTests", dependencies: ["OfflineTestSupport"], swiftSettings: swiftSettings),
         .testTarget(

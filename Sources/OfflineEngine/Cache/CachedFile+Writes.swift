@@ -286,6 +286,9 @@ extension CachedFile {
             let reason: FetchError.Reason? = error.isNoSpace ? .noSpace : error.isOutOfDescriptors ? .outOfDescriptors : nil
             return FetchError(.cacheWriteFailed, error.description, reason: reason)
         }
-        return FetchError(.cacheWriteFailed, "cannot record cached bytes of \(path): \(error)")
+        // The store's commit failing for a full disk is the same shortage: recovered from
+        // once space returns, not a file that fails until the mount restarts.
+        return FetchError(.cacheWriteFailed, "cannot record cached bytes of \(path): \(error)",
+                          reason: EngineError.meansDiskFull(error) ? .noSpace : nil)
     }
 }
