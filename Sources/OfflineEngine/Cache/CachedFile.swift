@@ -83,9 +83,7 @@ final class CachedFile: Sendable {
 
     /// Whether every byte of `range` is in the file or arrived in a kept block.
     func hasArrived(_ range: Range<Int64>) -> Bool {
-        state.withLock { s in
-            s.present.gaps(in: s.clamped(range)).allSatisfy { s.recentPieces(of: $0) != nil }
-        }
+        state.withLock { $0.hasArrived(range) }
     }
 
     /// The bytes of `range` if all of them are still in memory (they arrived recently), else nil.
@@ -170,7 +168,10 @@ final class CachedFile: Sendable {
                 s.fetches[id]?.failure = Self.unwanted(origin)
                 guard let handle = fetch.handle else { continue }
                 handles.append(handle)
-                if s.isLive(fetch), fetch.cursor < min(fetch.askedEnd, s.total ?? .max) { cutShort = true }
+                // Its last bytes may be in a block already (`receive` stages them before it
+                // moves the cursor), read by the reader that just closed: not cut short.
+                let rest = fetch.cursor..<max(fetch.cursor, min(fetch.askedEnd, s.total ?? .max))
+                if s.isLive(fetch), !s.hasArrived(rest) { cutShort = true }
             }
             return (handles, cutShort)
         }
@@ -213,7 +214,7 @@ final class CachedFile: Sendable {
     var hasEveryByte: Bool {
         state.withLock { s in
             guard let total = s.total else { return false }
-            return s.present.gaps(in: 0..<total).allSatisfy { s.recentPieces(of: $0) != nil }
+            return s.hasArrived(0..<total)
         }
     }
 

@@ -359,6 +359,11 @@ struct CachedFileState: Sendable {
         return recentPieces(of: clamped(range)).map(BytesInMemory.init(pieces:))
     }
 
+    /// Whether every byte of `range` (cut at the end) is in the file or arrived in a kept block.
+    func hasArrived(_ range: Range<Int64>) -> Bool {
+        present.gaps(in: clamped(range)).allSatisfy { recentPieces(of: $0) != nil }
+    }
+
     /// Where in `recent` the bytes of `range` are, in order, if all of them arrived there (in
     /// the file yet or not: the file gets the same bytes); nil otherwise.
     func recentPieces(of range: Range<Int64>) -> [(block: StagingBlock, bytes: Range<Int>)]? {
