@@ -21,6 +21,8 @@ public final class ErrnoTable: Sendable {
         // An interrupted request is answered EINTR (DESIGN §5); a cancelled fetch only
         // happens for one.
         case .cancelled: return .interrupted
+        // The library's disk is full: said as such ("No space left on device"), not EIO.
+        case .cacheWriteFailed where error.reason == .noSpace: return .noSpace
         // "Without network and without the bytes, a read fails with EIO within a bounded
         // time": every other failure is EIO to the reader; the engine records the detail.
         case .unavailable, .timedOut, .originError, .noSuchItem, .cacheWriteFailed: return .ioError

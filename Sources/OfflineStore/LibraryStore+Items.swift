@@ -131,19 +131,42 @@ extension LibraryStore {
                 throw StoreError(.unknownItem, "no item with id \(itemID)")
             }
             if let onlyFrom, old.state != onlyFrom { return old }
-            try db.execute(sql: "UPDATE item SET state = ?, error = ?, errorDetail = ?, updatedAt = ? WHERE id = ?",
-                           arguments: [state.rawValue, error?.rawValue, detail, now.dbTime, itemID])
-            if old.state != state || old.error != error {
-                var details = ["from": old.state.rawValue, "to": state.rawValue]
-                if let error { details["error"] = error.rawValue }
-                if let detail { details["detail"] = detail }
-                let suffix = error.map { " (\($0.rawValue))" } ?? ""
-                try insertEvent(db, kind: .state, itemID: itemID, sourceID: old.sourceID,
-                                message: "\(old.fileName ?? old.contentID): \(old.state.rawValue) → \(state.rawValue)\(suffix)",
-                                details: JSONText.encode(details), at: now)
-            }
-            return try Self.fetchItem(db, id: itemID)!
+            return try change(db, old, to: state, error: error, detail: detail, at: now)
         }
+    }
+
+    /// Marks a wholly fetched item `cached`, with its size and completion time, in one
+    /// transaction and only while the store still claims `size` bytes of its media: an
+    /// eviction that cleared them first (of an item streamed whole, as its completion is
+    /// verified) wins. Returns whether it did.
+    public func markCached(itemID: Int64, size: Int64, at time: Date) throws -> Bool {
+        let now = clock()
+        return try write { db in
+            let present = try Int64.fetchOne(db, sql: #"SELECT ifnull(sum("end" - start), 0) FROM cacheRange WHERE itemID = ? AND file = 'media'"#,
+                                             arguments: [itemID]) ?? 0
+            guard present == size, let old = try Self.fetchItem(db, id: itemID) else { return false }
+            try db.execute(sql: "UPDATE item SET size = ?, downloadedAt = ? WHERE id = ?", arguments: [size, time.dbTime, itemID])
+            try change(db, old, to: .cached, error: nil, detail: nil, at: now)
+            return true
+        }
+    }
+
+    /// `setState`'s change, in the caller's transaction.
+    @discardableResult
+    private func change(_ db: Database, _ old: Item, to state: ItemState, error: ItemErrorCode?, detail: String?,
+                        at now: Date) throws -> Item {
+        try db.execute(sql: "UPDATE item SET state = ?, error = ?, errorDetail = ?, updatedAt = ? WHERE id = ?",
+                       arguments: [state.rawValue, error?.rawValue, detail, now.dbTime, old.id])
+        if old.state != state || old.error != error {
+            var details = ["from": old.state.rawValue, "to": state.rawValue]
+            if let error { details["error"] = error.rawValue }
+            if let detail { details["detail"] = detail }
+            let suffix = error.map { " (\($0.rawValue))" } ?? ""
+            try insertEvent(db, kind: .state, itemID: old.id, sourceID: old.sourceID,
+                            message: "\(old.fileName ?? old.contentID): \(old.state.rawValue) → \(state.rawValue)\(suffix)",
+                            details: JSONText.encode(details), at: now)
+        }
+        return try Self.fetchItem(db, id: old.id)!
     }
 
     /// Marks an item as asked for by the user (or not), with its request options.

@@ -46,11 +46,12 @@ import Testing
     /// Runs `body` with an engine whose library is on a fresh 8 MiB tmpfs, detached after.
     /// Without the tmpfs (not root, no mount) the test fails with the exact reason: a
     /// silently passing test would claim HARDENING 12 is shown when it is not.
+    /// The store's room (`FetchSettings.keepFree`) is 1 MiB here: the real one would take half the disk.
     private func withSmallDisk(_ body: (URL, EngineFixture) throws -> Void) throws {
         let (mounted, reason) = Self.mountTmpfs()
         let tmpfs = try #require(mounted, "no tmpfs for the disk-full tests: \(reason ?? "")")
         defer { Self.unmount(tmpfs) }
-        let f = try EngineFixture(folder: tmpfs.appendingPathComponent("library"))
+        let f = try EngineFixture(folder: tmpfs.appendingPathComponent("library"), keepFree: 1 << 20)
         defer { f.close() }
         try body(tmpfs, f)
     }
@@ -112,26 +113,13 @@ import Testing
             let item = try f.addItem("a.mp4", size: size, seed: 4)
             f.start()
             let fetcher = f.engine.transfers.fetcher
-            let reading = LibraryReader(fetcher: fetcher, view: LibraryView(store: f.store), readTimeout: .seconds(10))
+            let reading = LibraryReader(fetcher: fetcher, view: LibraryView(store: f.store), readTimeout: .seconds(3),
+                                        outageRetryInterval: .milliseconds(200))
             let reader = reading.openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false,
                                            readerClass: .copier).reader
             defer { reader.close() }
             let expected = GeneratedBytes(size: size, seed: 4)
-            func read(_ offset: Int64) -> [UInt8]? {
-                let answer = Mutex<ReadAnswer?>(nil)
-                let done = DispatchSemaphore(value: 0)
-                reader.read(offset: offset, count: 256 << 10) { value in answer.withLock { $0 = value }; done.signal() }
-                _ = done.wait(timeout: .now() + 15)
-                switch answer.withLock({ $0 }) {
-                case .bytes(let bytes)?: return bytes
-                case .memory(let inMemory)?: return inMemory.withBuffers { $0.flatMap { Array($0) } }
-                case .cacheFile(let region)?:
-                    var buffer = [UInt8](repeating: 0, count: region.count)
-                    let got = buffer.withUnsafeMutableBytes { pread(region.descriptor, $0.baseAddress, region.count, off_t(region.offset)) }
-                    return got == region.count ? buffer : nil
-                case .failure?, nil: return nil
-                }
-            }
+            func read(_ offset: Int64) -> [UInt8]? { Self.read(reader, at: offset) }
             // When a copier reads it from the start, every byte it gets is the origin's (a read
             // whose fetch met the full disk may fail instead), and the disk fills before the
             // store could claim the whole item
@@ -158,6 +146,61 @@ import Testing
                 offset += Int64(bytes.count)
             }
             #expect(offset == size)
+        }
+    }
+
+    /// A program streams an item onto a disk that an item streamed before fills: its read
+    /// meets the store's room, the engine evicts the earlier item (nobody has it open), and
+    /// the read goes on, right, with `free-space-reserve 0` too.
+    @Test func aStreamThatFindsTheDiskFullEvictsStreamedItemsAndReadsOn() throws {
+        try withSmallDisk { tmpfs, f in
+            let first = try f.addItem("a.mp4", size: 3 << 20, seed: 7)
+            let second = try f.addItem("b.mp4", size: 4 << 20, seed: 8)
+            f.start()
+            let reading = LibraryReader(fetcher: f.engine.transfers.fetcher, view: LibraryView(store: f.store),
+                                        readTimeout: .seconds(10), outageRetryInterval: .milliseconds(100))
+            func readAll(_ item: Item, seed: UInt64) -> Bool {
+                let reader = reading.openMedia(itemID: item.id, size: item.size!, isCached: false, hasLicenceExpiry: false,
+                                               readerClass: .other).reader
+                defer { reader.close() }
+                var offset: Int64 = 0
+                while offset < item.size!, let bytes = Self.read(reader, at: offset) {
+                    guard Data(bytes) == GeneratedBytes(size: item.size!, seed: seed).bytes(in: offset..<offset + Int64(bytes.count)) else { return false }
+                    offset += Int64(bytes.count)
+                }
+                return offset == item.size!
+            }
+            // Given an item streamed whole and claimed, so that the second does not fit beside it
+            #expect(readAll(first, seed: 7))
+            try f.wait(first, .cached)
+            // When a program reads the second from start to end, every read is answered right
+            #expect(readAll(second, seed: 8))
+            // Then the first was evicted to make room, and the cache writes never took the
+            // store's room; the bytes that met the full disk come with the next read, which
+            // leaves the second cached
+            #expect(readAll(second, seed: 8))
+            try f.wait(second, .cached)
+            #expect(try f.store.bytesPresent(itemID: first.id) == 0)
+            let evictions = try f.store.events(after: 0).filter { $0.kind == "evict" }
+            #expect(evictions.contains { $0.message.contains("evicted for no-space") })
+            #expect((SpaceManager.statvfsFreeSpace(tmpfs) ?? 0) >= 1 << 20)
+        }
+    }
+
+    /// Reads `reader` at `offset` (256 KiB); nil when the read failed.
+    private static func read(_ reader: ItemFileReader, at offset: Int64) -> [UInt8]? {
+        let answer = Mutex<ReadAnswer?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        reader.read(offset: offset, count: 256 << 10) { value in answer.withLock { $0 = value }; done.signal() }
+        _ = done.wait(timeout: .now() + 15)
+        switch answer.withLock({ $0 }) {
+        case .bytes(let bytes)?: return bytes
+        case .memory(let inMemory)?: return inMemory.withBuffers { $0.flatMap { Array($0) } }
+        case .cacheFile(let region)?:
+            var buffer = [UInt8](repeating: 0, count: region.count)
+            let got = buffer.withUnsafeMutableBytes { pread(region.descriptor, $0.baseAddress, region.count, off_t(region.offset)) }
+            return got == region.count ? buffer : nil
+        case .failure?, nil: return nil
         }
     }
 

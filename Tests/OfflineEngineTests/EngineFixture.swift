@@ -22,7 +22,7 @@ final class EngineFixture: @unchecked Sendable {
     /// Monday 2025-06-16 12:00:00 UTC.
     static let start = Date(timeIntervalSince1970: 1_750_075_200)
 
-    init(folder: URL? = nil, start: Date = EngineFixture.start, stallSeconds: Int = 1,
+    init(folder: URL? = nil, start: Date = EngineFixture.start, stallSeconds: Int = 1, keepFree: Int64 = 4 << 20,
          configure: (inout SchedulerConfiguration) -> Void = { _ in }) throws {
         origin = try TestOrigin()
         self.folder = folder ?? FileManager.default.temporaryDirectory
@@ -37,7 +37,8 @@ final class EngineFixture: @unchecked Sendable {
         configuration.jitterSeed = 42
         configuration.attemptsPerDownload = 1
         configure(&configuration)
-        let settings = FetchSettings(timeouts: HTTPTimeouts(connect: 2, lowSpeedBytesPerSecond: 1, lowSpeedSeconds: stallSeconds))
+        let settings = FetchSettings(timeouts: HTTPTimeouts(connect: 2, lowSpeedBytesPerSecond: 1, lowSpeedSeconds: stallSeconds),
+                                     keepFree: keepFree)
         engine = try Engine(library: library, clock: clock, configuration: configuration, fetchSettings: settings)
         commands = engine.commands
     }

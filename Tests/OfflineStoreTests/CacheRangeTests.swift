@@ -66,6 +66,24 @@ struct CacheRangeTests {
         }
     }
 
+    @Test("An item is marked cached only while its media's bytes are all claimed")
+    func markCachedOnlyWhileClaimed() throws {
+        try withItem { store, id throws in
+            // Given an item streamed whole, then evicted before its completion is recorded
+            try store.addPresentRange(itemID: id, file: "media", range: 0..<1200)
+            try store.clearPresentRanges(itemID: id, file: "media")
+            // Then the completion changes nothing: no cached item without bytes
+            #expect(try !store.markCached(itemID: id, size: 1200, at: TestClock.start))
+            #expect(try store.item(id: id)?.state == .discovered)
+            #expect(try store.item(id: id)?.downloadedAt == nil)
+            // And with its bytes claimed, it is cached, with the origin's size
+            try store.addPresentRange(itemID: id, file: "media", range: 0..<1200)
+            #expect(try store.markCached(itemID: id, size: 1200, at: TestClock.start))
+            let item = try #require(try store.item(id: id))
+            #expect(item.state == .cached && item.size == 1200 && item.downloadedAt == TestClock.start)
+        }
+    }
+
     @Test("One record tells a file's origin, validator and ranges; nil for an unknown item")
     func cacheFileRecord() throws {
         try withItem { store, id throws in

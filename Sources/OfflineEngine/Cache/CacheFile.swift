@@ -28,6 +28,7 @@ struct CacheFileError: Error, Sendable, CustomStringConvertible {
 final class CacheFile: Sendable {
     let path: String
     private let descriptors: CacheDescriptors
+    let room: DiskRoom
     /// Set where `O_DIRECT` is refused (tmpfs, some FUSE or network file systems).
     private let directUnsupported = Mutex(false)  // leaf lock
     /// `O_DIRECT`, which Glibc's Swift module leaves out (it needs `_GNU_SOURCE`); its value
@@ -44,9 +45,10 @@ final class CacheFile: Sendable {
     /// a download leaves there (`writeDirect` leaves none).
     private let writtenThroughPageCache = Mutex(RangeSet())
 
-    init(path: String, descriptors: CacheDescriptors) {
+    init(path: String, descriptors: CacheDescriptors, room: DiskRoom = DiskRoom(keepFree: 0)) {
         self.path = path
         self.descriptors = descriptors
+        self.room = room
     }
 
     deinit {
@@ -163,8 +165,10 @@ final class CacheFile: Sendable {
     private static let directOpen = "open (O_DIRECT)"
 
     /// `pwrite`s all of the bytes; false when the first write was refused with `EINVAL`
-    /// (`O_DIRECT` where the file system cannot), having written nothing.
+    /// (`O_DIRECT` where the file system cannot), having written nothing. `ENOSPC` when they
+    /// would leave the disk less free than the store's room (`DiskRoom`).
     private func writeAll(_ fd: Int32, _ base: UnsafeRawPointer, count: Int, at offset: Int64) throws(CacheFileError) -> Bool {
+        guard room.allows(count, fd: fd) else { throw CacheFileError(errno: ENOSPC, operation: "pwrite", path: path) }
         var done = 0
         while done < count {
             let written = pwrite(fd, base + done, count - done, off_t(offset) + off_t(done))

@@ -277,8 +277,12 @@ extension CachedFile {
             }
             return s.endAll(failure)
         }, failure)
-        // Off this thread: a failed flush calls here with the commit locks held.
-        if failure.reason == .noSpace { callbacks.async { [weak self] in self?.recoverFromWriteFailure() } }
+        // Off this thread: a failed flush calls here with the commit locks held. The engine
+        // evicts streamed items meanwhile, whoever's fetch met the full disk.
+        if failure.reason == .noSpace {
+            callbacks.async { [weak self] in self?.recoverFromWriteFailure() }
+            file.room.ranOut()
+        }
     }
 
     static func writeFailure(_ error: any Error, path: String) -> FetchError {

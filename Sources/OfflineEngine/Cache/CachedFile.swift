@@ -46,7 +46,7 @@ final class CachedFile: Sendable {
     /// Trusts only what the store says is on disk (`stored`). The cache file is opened here
     /// only to check that it still backs those claims; else at first use (`CacheFile`).
     init(itemID: Int64, key: CacheFileKey, stored: StoredCacheFile, path: String, descriptors: CacheDescriptors,
-         loop: TransferLoop, index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
+         room: DiskRoom = DiskRoom(keepFree: 0), loop: TransferLoop, index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
          staging: StagingPool? = nil, blockWrites: DispatchQueue? = nil,
          onCompletelyCommitted: @escaping @Sendable (CachedFile) -> Void = { _ in }) throws {
         self.itemID = itemID
@@ -60,7 +60,7 @@ final class CachedFile: Sendable {
         self.settings = settings
         self.flusher = flusher
         self.callbacks = callbacks
-        file = CacheFile(path: path, descriptors: descriptors)
+        file = CacheFile(path: path, descriptors: descriptors, room: room)
         var initial = CachedFileState()
         var (validator, ranges) = (stored.validator, stored.ranges)
         // A claim the file cannot back (deleted or cut behind our back) is dropped whole.

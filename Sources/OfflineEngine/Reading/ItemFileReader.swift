@@ -98,8 +98,10 @@ public final class ItemFileReader: Sendable {
     /// The version of the file this open answered from: once the origin's file changed, its
     /// reads fail rather than go on with the new version's bytes after the old one's.
     private let answeredVersion = Mutex<FileVersion?>(nil)  // leaf lock
-    /// Whether the event log was told that this open's reads fail for another version.
+    /// Whether the event log was told that this open's reads fail for another version, or
+    /// for a full disk.
     private let toldVersionChange = Atomic<Bool>(false)
+    private let toldNoSpace = Atomic<Bool>(false)
     /// The size of the origin's media when it is not the one this open was given (a catalog
     /// that stated it wrong): reads end there instead. -1 until learned.
     private let originSize = Atomic<Int64>(-1)
@@ -150,7 +152,9 @@ public final class ItemFileReader: Sendable {
         let answer: @Sendable (ReadAnswer) -> Void = { [self] result in
             if case .failure = result { return reply(result) }
             if answersTheVersionItDid() { return reply(result) }
-            if !toldVersionChange.exchange(true, ordering: .relaxed) { reading.originChangedWhileOpen(itemID: itemID) }
+            if !toldVersionChange.exchange(true, ordering: .relaxed) {
+                reading.readFailed(itemID: itemID, message: "the origin's file changed while it was open: its reads fail (open it again)")
+            }
             reply(.failure(FetchError(.originError, "\(path): the origin's file changed while it was open (open it again)")))
         }
         let wanted = offset + Int64(count)
@@ -235,7 +239,7 @@ public final class ItemFileReader: Sendable {
 
     private func ask(_ range: ByteRange, readAhead: Int64, deadline: ContinuousClock.Instant, once: AnswerOnce,
                      deliver: @escaping @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void,
-                     cancellation: ReadCancellation) {
+                     cancellation: ReadCancellation, retriedForSpace: Bool = false) {
         let retry = reading.outageRetryInterval
         let ticket = reading.fetcher.whenAvailable(
             itemID: itemID, file: key, range: range, readAhead: readAhead, length: readerClass.fetchLength,
@@ -245,18 +249,32 @@ public final class ItemFileReader: Sendable {
             completion: { [self] result in
                 switch result {
                 case .success: deliver { self.available(range) ?? self.fromCacheFile(range) }
-                case .failure(let error) where readerClass.ridesOutOutages && error.isOutage && .now + retry < deadline:
+                case .failure(let error) where asksAgain(after: error, retriedForSpace: retriedForSpace) && .now + retry < deadline:
+                    // Out of space, the engine evicts streamed items meanwhile (`DiskRoom`):
+                    // every reader asks once again, players and copiers until the read bound.
                     DispatchQueue.global().asyncAfter(deadline: .now() + CachedFile.dispatchInterval(retry)) { [self] in
                         guard !once.isDone else { return }
-                        ask(range, readAhead: readAhead, deadline: deadline, once: once, deliver: deliver, cancellation: cancellation)
+                        ask(range, readAhead: readAhead, deadline: deadline, once: once, deliver: deliver, cancellation: cancellation,
+                            retriedForSpace: retriedForSpace || error.reason == .noSpace)
                     }
-                case .failure(let error): once(.failure(error))
+                case .failure(let error):
+                    if error.reason == .noSpace, !toldNoSpace.exchange(true, ordering: .relaxed) {
+                        reading.readFailed(itemID: itemID, message: "no room left on the library's disk to cache its bytes: reads fail until space is freed (offlinefs evicts only items nobody has open)")
+                    }
+                    once(.failure(error))
                 }
             })
         cancellation.attach {
             ticket.cancel()
             once(.failure(FetchError(.cancelled, "the reader stopped waiting")))
         }
+    }
+
+    /// Whether a read that failed with `error` asks again: while the origin is out of reach
+    /// (players and copiers), or once the engine has made room on a full disk.
+    private func asksAgain(after error: FetchError, retriedForSpace: Bool) -> Bool {
+        if error.reason == .noSpace { return !retriedForSpace || readerClass.ridesOutOutages }
+        return readerClass.ridesOutOutages && error.isOutage
     }
 
     /// Asks early for the bytes a sequential reader will want next (`ReadPattern.prefetch`).

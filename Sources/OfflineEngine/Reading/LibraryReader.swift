@@ -115,13 +115,12 @@ public final class LibraryReader: Sendable {
         DispatchQueue.global(qos: .utility).async { view.correctSize(itemID: itemID, originSize: size) }
     }
 
-    /// An open's reads fail from now on: the origin's file changed under it. Its program
-    /// only gets `EIO`; the event log says why (off the caller's thread: a read's answer).
-    func originChangedWhileOpen(itemID: Int64) {
+    /// An open's reads fail (the origin's file changed under it, the disk is full): its
+    /// program only gets an errno; the event log says why (off the caller's thread: a read's
+    /// answer).
+    func readFailed(itemID: Int64, message: String) {
         let view = view
-        DispatchQueue.global(qos: .utility).async {
-            view.recordReadFailure(itemID: itemID, message: "the origin's file changed while it was open: its reads fail (open it again)")
-        }
+        DispatchQueue.global(qos: .utility).async { view.recordReadFailure(itemID: itemID, message: message) }
     }
 
     /// Calls `watcher` when a reader learns that the origin's media of an item has another

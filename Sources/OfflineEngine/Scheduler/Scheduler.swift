@@ -42,6 +42,8 @@ public final class Scheduler: Sendable {
         /// Bytes were claimed in the cache since the last space check (true at start).
         var cacheGrew = true
         var lastSpaceCheck: Date?
+        /// A read found no room to cache its bytes since the last space check.
+        var spaceRanOut = false
         var timer: (any ClockTimer)?
         var timerDate: Date?
         var random: SplitMix64
@@ -221,20 +223,32 @@ public final class Scheduler: Sendable {
         if first { poke() }
     }
 
+    /// A read found no room on the disk for its bytes: the next tick evicts streamed items
+    /// until streams have room again (`SpaceManager.roomAfterShortage`), whenever the last
+    /// check ran; the read asks again after.
+    func spaceRanOut() {
+        state.withLock { $0.spaceRanOut = true }
+        poke()
+    }
+
     /// Evicts what programs streamed past `cache-limit` or into `free-space-reserve`, at most
-    /// once per `spaceCheckInterval` (the check sums every item's bytes).
+    /// once per `spaceCheckInterval` (the check sums every item's bytes) unless a read ran
+    /// out of space.
     private func keepCacheWithinLimits(now: Date, policies: PolicySet, wakeAt: inout [Date]) {
-        let check = state.withLock { s -> Bool in
-            guard s.cacheGrew else { return false }
-            if let last = s.lastSpaceCheck, now < last.addingTimeInterval(Self.spaceCheckInterval) {
+        let (check, ranOut) = state.withLock { s -> (Bool, Bool) in
+            let ranOut = s.spaceRanOut
+            guard s.cacheGrew || ranOut else { return (false, false) }
+            if !ranOut, let last = s.lastSpaceCheck, now < last.addingTimeInterval(Self.spaceCheckInterval) {
                 wakeAt.append(last.addingTimeInterval(Self.spaceCheckInterval))
-                return false
+                return (false, false)
             }
             s.cacheGrew = false
+            s.spaceRanOut = false
             s.lastSpaceCheck = now
-            return true
+            return (true, ranOut)
         }
-        guard check, space.keepWithinLimits(policies: policies, busy: runningItems) else { return }
+        guard check, space.keepWithinLimits(policies: policies, busy: runningItems,
+                                            room: ranOut ? SpaceManager.roomAfterShortage : 0) else { return }
         // Still over a limit after evicting some (its cap, or candidates skipped): on at the
         // next check.
         state.withLock { $0.cacheGrew = true }

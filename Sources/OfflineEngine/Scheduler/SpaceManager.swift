@@ -31,16 +31,20 @@ public struct SpaceManager: Sendable {
     /// file's removal (the commit is shared), and the scheduler thread must not stay away long.
     static let evictionsPerCheck = 1_024
 
+    /// Free space a check after a read ran out of it makes beyond the reserve: what streams
+    /// write before the next check.
+    static let roomAfterShortage: Int64 = 64 << 20
+
     /// Evicts until the cache is back under `cache-limit` and the disk above
-    /// `free-space-reserve`, after programs streamed bytes past them, up to
+    /// `free-space-reserve` (and `room` more), after programs streamed bytes past them, up to
     /// `evictionsPerCheck` items. Streamed-only items evicted make one event per call (a scan
     /// of a library evicts thousands); requested ones one each, as before a download.
     /// Returns whether the cache is still over a limit after evicting some (another call may
     /// evict more; when none could go, the next claimed bytes bring the next call).
-    func keepWithinLimits(policies: PolicySet, busy: Set<Int64>) -> Bool {
+    func keepWithinLimits(policies: PolicySet, busy: Set<Int64>, room: Int64 = 0) -> Bool {
         var streamed: [ItemErrorCode: (count: Int, bytes: Int64)] = [:]
         var evictions = 0
-        let stillShort = evict(toFit: 0, excluding: nil, policies: policies, busy: busy,
+        let stillShort = evict(toFit: 0, excluding: nil, policies: policies, busy: busy, room: room,
                                candidates: Self.evictionsPerCheck) { victim, code in
             evictions += 1
             guard !victim.requested else { return note(victim, evictedFor: code) }
@@ -60,7 +64,7 @@ public struct SpaceManager: Sendable {
     /// The victims that cover the shortfall go together, in one store transaction: a scan of
     /// a library streams thousands of first windows a minute, more than one synced commit per
     /// item keeps up with.
-    private func evict(toFit need: Int64, excluding itemID: Int64?, policies: PolicySet, busy: Set<Int64>,
+    private func evict(toFit need: Int64, excluding itemID: Int64?, policies: PolicySet, busy: Set<Int64>, room: Int64 = 0,
                        candidates limit: Int = .max, evicted: (Item, ItemErrorCode) -> Void) -> (ItemErrorCode, String)? {
         // The sum is a scan of every item: skipped when no cache-limit needs it.
         var cached: Int64 = 0
@@ -68,7 +72,7 @@ public struct SpaceManager: Sendable {
             do { cached = try store.totalBytesPresent() } catch { return nil }
         }
         var candidates: [Item]?
-        while let (code, message) = shortfall(need: need, cached: cached, policies: policies) {
+        while let (code, message) = shortfall(need: need, cached: cached, policies: policies, room: room) {
             if candidates == nil {
                 let all = (try? store.evictionCandidates(limit: limit)) ?? []
                 let usable = all.filter { $0.id != itemID && !busy.contains($0.id) && !transfers.fetcher.isOpen(itemID: $0.id) }
@@ -79,7 +83,7 @@ public struct SpaceManager: Sendable {
             var victims: [Item] = []
             var freed: Int64 = 0
             while let next = candidates?.first,
-                  victims.isEmpty || shortfall(need: need, cached: cached - freed, policies: policies, freed: freed) != nil {
+                  victims.isEmpty || shortfall(need: need, cached: cached - freed, policies: policies, freed: freed, room: room) != nil {
                 candidates?.removeFirst()
                 victims.append(next)
                 freed += next.bytesPresent
@@ -116,13 +120,17 @@ public struct SpaceManager: Sendable {
     }
 
     /// What stops `need` more bytes, if anything; `freed`: bytes about to be freed, counted
-    /// as free space already.
-    private func shortfall(need: Int64, cached: Int64, policies: PolicySet, freed: Int64 = 0) -> (ItemErrorCode, String)? {
+    /// as free space already; `room`: free space wanted beyond the reserve. The reserve is
+    /// never less than what cache writes leave to the store (`FetchSettings.keepFree`).
+    private func shortfall(need: Int64, cached: Int64, policies: PolicySet, freed: Int64 = 0, room: Int64 = 0) -> (ItemErrorCode, String)? {
         if let limit = policies.cacheLimit.bytes, cached + need > limit {
             return (.cacheLimit, "\(need) more bytes would pass cache-limit \(policies.cacheLimit) (\(cached) cached)")
         }
-        if let free = freeSpace(store.folder).map({ $0 + freed }), free - need < policies.freeSpaceReserve {
-            return (.noSpace, "\(need) more bytes would leave less than free-space-reserve \(ByteLimit.bytes(policies.freeSpaceReserve).description) free (\(free) free)")
+        let reserve = max(policies.freeSpaceReserve, transfers.fetcher.settings.keepFree)
+        if let free = freeSpace(store.folder).map({ $0 + freed }), free - need < reserve + room {
+            let kept = reserve > policies.freeSpaceReserve ? "the \(ByteLimit.bytes(reserve).description) the library keeps for its records"
+                : "free-space-reserve \(ByteLimit.bytes(reserve).description)"
+            return (.noSpace, "\(need) more bytes would leave less than \(kept) free (\(free) free)")
         }
         return nil
     }

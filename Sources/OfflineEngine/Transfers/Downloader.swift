@@ -123,12 +123,12 @@ public final class Downloader: Sendable {
                 return try corrupted(item, "sha256 \(actual) of \(size) bytes differs from the catalog's \(expected)", record: record)
             }
         }
-        if item.size != size {
-            // The catalog's size was wrong (or missing): the origin's is the truth.
-            try store.setSize(itemID: item.id, size)
+        // With the origin's size (the catalog's may be wrong or missing), unless an eviction
+        // took the bytes since the flush.
+        guard try store.markCached(itemID: item.id, size: size, at: store.clock()) else {
+            return DownloadResult(itemID: item.id, state: .idle, error: .networkError, message: "bytes were evicted after the transfer ended")
         }
-        try store.setDownloaded(itemID: item.id, at: store.clock())
-        return try finish(item, .cached, nil, "\(size) bytes verified")
+        return DownloadResult(itemID: item.id, state: .cached, error: nil, message: "\(size) bytes verified")
     }
 
     private func corrupted(_ item: Item, _ message: String, record: Bool) throws -> DownloadResult {

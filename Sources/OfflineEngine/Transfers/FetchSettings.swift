@@ -49,12 +49,16 @@ public struct FetchSettings: Sendable {
     /// mount's descriptor count stays bounded however many files it touched. Fewer under an
     /// open-file limit below 256 (an eighth of it).
     public var cacheDescriptors: Int
+    /// Free space on the library's disk that cache writes never take (`DiskRoom`): what the
+    /// store needs to record the evictions and commands that free space again, whatever
+    /// `free-space-reserve` says. The space check evicts down to it too (`SpaceManager`).
+    public var keepFree: Int64
 
     public init(timeouts: HTTPTimeouts = .media, flushBytes: Int64 = 16 << 20,
                 flushInterval: Duration = .milliseconds(100), nearBytes: Int64 = 4 << 20, firstWindow: Int64 = 128 << 10,
                 maxRestarts: Int = 3, stagingBlocks: Int = 16, streamBytes: Int64 = 384 << 10,
                 pausedFetchLimit: Duration = .seconds(15), connectionWarmInterval: Duration? = .seconds(30),
-                idleFilesKept: Int = 16, cacheDescriptors: Int = 32) {
+                idleFilesKept: Int = 16, cacheDescriptors: Int = 32, keepFree: Int64 = 4 << 20) {
         self.timeouts = timeouts
         self.flushBytes = flushBytes
         self.flushInterval = flushInterval
@@ -67,5 +71,6 @@ public struct FetchSettings: Sendable {
         self.connectionWarmInterval = connectionWarmInterval
         self.idleFilesKept = idleFilesKept
         self.cacheDescriptors = cacheDescriptors
+        self.keepFree = keepFree
     }
 }

@@ -31,6 +31,8 @@ public final class RangeFetcher: Sendable {
     private let flusher = Flusher()
     /// The cache files' descriptors, a bounded number of them (`CacheDescriptors`).
     private let descriptors: CacheDescriptors
+    /// The disk space cache writes leave to the store (`FetchSettings.keepFree`).
+    private let room: DiskRoom
     /// Opens connections ahead of reads a listing suggests (nil: `connectionWarmInterval` is off).
     private let warmer: ConnectionWarmer?
     /// Items of a folder listed before the warm-up started (`expectReads`).
@@ -77,6 +79,7 @@ public final class RangeFetcher: Sendable {
         self.settings = settings
         files = Mutex(CachedFileTable(idleKept: settings.idleFilesKept))
         descriptors = CacheDescriptors(capacity: CacheDescriptors.capacity(fitting: settings.cacheDescriptors))
+        room = DiskRoom(keepFree: settings.keepFree)
         staging = settings.stagingBlocks > 0 ? StagingPool(capacity: settings.stagingBlocks) : nil
         warmer = settings.connectionWarmInterval.map { ConnectionWarmer(loop: loop, interval: $0, timeouts: settings.timeouts) }
     }
@@ -412,6 +415,12 @@ public final class RangeFetcher: Sendable {
         flusher.onFlushed(handler)
     }
 
+    /// Calls `handler` when a cache write found no room on the disk: the engine then evicts
+    /// streamed items at once (`Scheduler.spaceRanOut`).
+    public func onSpaceShortage(_ handler: @escaping @Sendable () -> Void) {
+        room.onShortage(handler)
+    }
+
     /// Calls `handler` whenever a file's last missing bytes are flushed and claimed, whether a
     /// download or a reader fetched them (so a streamed item can become `cached`).
     public func onFileCompleted(_ handler: @escaping @Sendable (_ itemID: Int64, _ file: CacheFileKey) -> Void) {
@@ -478,7 +487,7 @@ public final class RangeFetcher: Sendable {
         do {
             return try CachedFile(
                 itemID: itemID, key: key, stored: stored, path: cacheFilePath(itemID: itemID, file: key),
-                descriptors: descriptors, loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
+                descriptors: descriptors, room: room, loop: loop, index: index, settings: settings, flusher: flusher, callbacks: callbacks,
                 staging: staging, blockWrites: blockWrites, onCompletelyCommitted: { [weak self] file in self?.fileCompleted(file) })
         } catch {
             throw CachedFile.writeFailure(error, path: cacheFilePath(itemID: itemID, file: key))
