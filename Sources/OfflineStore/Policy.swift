@@ -66,7 +66,7 @@ public enum Policy: String, Sendable, CaseIterable, Hashable {
         case .recentDays: "a number of days from 0 to 36500 (e.g. 7 or 7d)"
         case .syncInterval: "a duration of at least 1m such as 30m, 1h, 2d, 90s"
         case .deleteWatchedAfter: "'never' or a duration such as 7d, 12h, 0 (at once)"
-        case .scannerReads: "allow, header (the first and last MiB of a file) or cached-only"
+        case .scannerReads: "allow, header (the first and last MiB of a file, and 4 MiB elsewhere per open) or cached-only"
         case .hook: "a shell command run on events (at most 4096 bytes, one line), or none"
         case .thumbnailCache: "on, off, true, false, yes, no, 1 or 0"
         case .sidecars: "none or nfo (Kodi, Jellyfin and Emby read it)"
@@ -147,16 +147,21 @@ public enum ByteLimit: Sendable, Hashable, CustomStringConvertible {
 public enum ScannerReads: String, Sendable, CaseIterable, Hashable {
     /// Whatever it reads.
     case allow
-    /// The first and last MiB of the file: a container's header and index, where thumbnailers
-    /// and indexers find what they describe.
+    /// The first and last MiB of the file (a container's header and index, where thumbnailers
+    /// and indexers find what they describe), and `bytesElsewhere` more per open: the frame a
+    /// thumbnailer seeks to, the cluster a Matroska indexer samples, a header past its first MiB.
     case header
     /// Nothing that is not cached.
     case cachedOnly = "cached-only"
 
     /// The bytes at the start and at the end of a file `header` allows.
     public static let headerBytes: Int64 = 1 << 20
+    /// The bytes elsewhere `header` allows each open of a file: a scan then costs a few MiB
+    /// per item whatever its size, not the whole file.
+    public static let bytesElsewhere: Int64 = 4 << 20
 
-    /// Whether a scanner may fetch `range` (a part of it not in the cache) of a `size`-byte file.
+    /// Whether a scanner may fetch `range` (a part of it not in the cache) of a `size`-byte file
+    /// without spending its open's `bytesElsewhere`.
     public func allows(_ range: Range<Int64>, size: Int64?) -> Bool {
         switch self {
         case .allow: return true

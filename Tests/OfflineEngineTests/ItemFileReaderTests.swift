@@ -125,12 +125,20 @@ import Testing
         let open = reading(fixture).openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false,
                                               readerClass: .scanner)
         defer { open.reader.close() }
-        // The default allowance (`scanner-reads header`) covers the start of a file, not its middle.
-        let middle = read(open.reader, at: 20 << 20, count: 65_536).value
-        guard middle.count == 1, case .failure(let error) = middle[0] else { Issue.record("answers: \(middle)"); return }
+        // The default allowance (`scanner-reads header`) covers the start and end of a file, and
+        // 4 MiB elsewhere: a fifth MiB in the middle is beyond it
+        let expected = GeneratedBytes(size: size, seed: 7)
+        for mebibyte in Int64(20)..<24 {
+            let offset = mebibyte << 20
+            let answer = read(open.reader, at: offset, count: 1 << 20).value
+            #expect(answer.count == 1 && bytes(of: answer[0]).map { Data($0) } == expected.bytes(in: offset..<offset + (1 << 20)))
+        }
+        let requests = fixture.origin.requests(for: "/v.mp4").count
+        let beyond = read(open.reader, at: 30 << 20, count: 65_536).value
+        guard beyond.count == 1, case .failure(let error) = beyond[0] else { Issue.record("answers: \(beyond)"); return }
         #expect(error.code == .unavailable)
-        #expect(fixture.origin.requests(for: "/v.mp4").isEmpty)
+        #expect(fixture.origin.requests(for: "/v.mp4").count == requests)
         let start = read(open.reader, at: 0, count: 65_536).value
-        #expect(start.count == 1 && bytes(of: start[0]).map { Data($0) } == GeneratedBytes(size: size, seed: 7).bytes(in: 0..<65_536))
+        #expect(start.count == 1 && bytes(of: start[0]).map { Data($0) } == expected.bytes(in: 0..<65_536))
     }
 }

@@ -8,6 +8,7 @@ import Testing
     @Test func theListsAndTheSettingName() throws {
         let classes = try ProgramClasses(overrides: "myplayer:player, cat:copier")
         #expect(classes.readerClass(of: "mpv") == .player)
+        #expect(classes.readerClass(of: "ffmpeg") == .transcoder)
         #expect(classes.readerClass(of: "ffmpegthumbnail") == .scanner)  // as the kernel cuts it
         #expect(classes.readerClass(of: "rsync") == .copier)
         #expect(classes.readerClass(of: "myplayer") == .player)
@@ -31,6 +32,9 @@ import Testing
         ]
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/mpv") {
             programs.append((["mpv", "--no-config", "--idle=yes", "--vo=null", "--ao=null", "--really-quiet"], .player))
+        }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") {
+            programs.append((["ffmpeg", "-nostdin", "-v", "quiet", "-i", fifo, "-f", "null", "-"], .transcoder))
         }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpegthumbnailer") {
             programs.append((["ffmpegthumbnailer", "-i", fifo, "-o", folder + "/thumb.png"], .scanner))

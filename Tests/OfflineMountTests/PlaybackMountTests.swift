@@ -130,9 +130,11 @@ struct PlaybackMountTests {
                 ["sh", "-c", "file -b \"$0\"/*.mp4", fixture.path("sources/acme")],
             ] + items.compactMap(\.fileName).flatMap { name -> [[String]] in
                 let path = fixture.path("sources/acme/\(name)")
-                // A player's frame grab (a header read, one far read) is no playback either
+                // ffmpeg's frame grabs and a conversion reading all of it (a media server's
+                // chapter images and trickplay) are no playback either
                 return [["ffmpegthumbnailer", "-i", path, "-o", fixture.directory + "/thumb.png", "-s", "128"],
-                        ["ffmpeg", "-v", "error", "-y", "-ss", "300", "-i", path, "-frames:v", "1", fixture.directory + "/frame.png"]]
+                        ["ffmpeg", "-v", "error", "-y", "-ss", "300", "-i", path, "-frames:v", "1", fixture.directory + "/frame.png"],
+                        ["ffmpeg", "-v", "error", "-i", path, "-c", "copy", "-f", "null", "-"]]
             }
             for command in commands {
                 let run = try mount.run(command, deadline: 60)

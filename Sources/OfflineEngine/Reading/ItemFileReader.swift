@@ -87,6 +87,8 @@ public final class ItemFileReader: Sendable {
     let playback: PlaybackSession?
     /// The uncached bytes a scanner may have (policy `scanner-reads`); nil: no limit.
     let scannerReads: ScannerReads?
+    /// What is left of `ScannerReads.bytesElsewhere` for this open.
+    private let scannerBytesLeft = Atomic<Int64>(ScannerReads.bytesElsewhere)
     /// Whether this open counts as an open of the item (no eviction meanwhile).
     let locksItem: Bool
     private let reading: LibraryReader
@@ -176,7 +178,8 @@ public final class ItemFileReader: Sendable {
         if let bytes = available(range) { return answer(bytes) }
         // A thumbnailer or an indexer gets the uncached bytes `scanner-reads` allows, and an
         // error at once for the rest (it then describes the file from what it has).
-        if let limit = scannerReads, !limit.allows(offset..<end, size: size) {
+        if let limit = scannerReads, !limit.allows(offset..<end, size: size),
+           limit != .header || scannerBytesLeft.subtract(end - offset, ordering: .relaxed).newValue < 0 {
             return answer(.failure(FetchError(.unavailable, "beyond what policy scanner-reads allows a scanner")))
         }
         // A read within the first window asks for all of it: the open's own fetch of the window

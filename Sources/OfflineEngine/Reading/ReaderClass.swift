@@ -4,8 +4,11 @@ import Foundation
 /// sequential, and never for scanners: a thumbnailer or an indexer reads a few pieces of each
 /// file and should fetch no more than it reads.
 public enum ReaderClass: String, Sendable, CaseIterable {
-    /// Plays media start to end, and seeks (mpv, vlc, ffmpeg, media-server transcoders).
+    /// Plays media start to end, and seeks (mpv, vlc, kodi, a media server streaming to a TV).
     case player
+    /// Reads like a player, for another program (`ffmpeg`, a media server's transcoder): a
+    /// conversion, a frame grab, a server's thumbnails. Its reads are not someone watching.
+    case transcoder
     /// Runs on its own over many files and reads pieces of each (thumbnailers, indexers,
     /// minidlna): fetches what it reads, and the policy `scanner-reads` limits what uncached
     /// bytes it may have.
@@ -26,12 +29,12 @@ extension ReaderClass {
     /// What a fetch for its reads asks the origin for: a player reads on from wherever it
     /// reads (after a seek too, before it has proved sequential), so one request serves it;
     /// the others stream once they want a lot at once.
-    var fetchLength: FetchLength { self == .player ? .stream : .streamWhenLarge }
+    var fetchLength: FetchLength { self == .player || self == .transcoder ? .stream : .streamWhenLarge }
 
     /// A player or a copier rides out an origin out of reach for a moment (a dropped link, a
     /// restarting server) as mpv on a URL reconnects: its read asks again until its bound.
     /// Other programs (a file manager's sniffing, thumbnailers) get the failure at once.
-    var ridesOutOutages: Bool { self == .player || self == .copier }
+    var ridesOutOutages: Bool { self == .player || self == .transcoder || self == .copier }
 }
 
 /// Which program names are which `ReaderClass`: the lists in one place (docs/reads.md shows
@@ -39,10 +42,11 @@ extension ReaderClass {
 public struct ProgramClasses: Sendable, Hashable {
     /// Executable base names, as `/proc/<pid>/comm` gives them (cut at 15 bytes by the kernel).
     public static let builtIn: [ReaderClass: [String]] = [
-        .player: ["mpv", "vlc", "ffplay", "ffmpeg", "totem", "celluloid", "mplayer", "smplayer", "kodi", "kodi.bin",
+        .player: ["mpv", "vlc", "ffplay", "totem", "celluloid", "mplayer", "smplayer", "kodi", "kodi.bin",
                   "haruna", "clapper", "parole", "dragon", "gst-play-1.0", "mpc-qt", "jellyfinmediaplayer",
-                  "plexmediaserver", "Plex Transcoder", "jellyfin", "rhythmbox", "audacious", "clementine",
+                  "plexmediaserver", "jellyfin", "rhythmbox", "audacious", "clementine",
                   "strawberry", "lollypop", "elisa", "mpg123", "mpg321", "ogg123", "aplay", "paplay"],
+        .transcoder: ["ffmpeg", "Plex Transcoder", "HandBrakeCLI", "ghb", "avconv"],
         .prober: ["file", "ffprobe", "mediainfo", "exiftool"],
         .scanner: ["ffmpegthumbnailer", "totem-video-thumbnailer", "gnome-desktop-thumbnailer", "evince-thumbnailer",
                    "tumblerd", "gst-discoverer-1.0", "tracker-extract",
@@ -69,7 +73,7 @@ public struct ProgramClasses: Sendable, Hashable {
         for pair in overrides.split(separator: ",") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
             let parts = pair.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.count == 2, !parts[0].isEmpty, let readerClass = ReaderClass(rawValue: parts[1]) else {
-                throw ParseError("reader class '\(pair)': use name:player, name:scanner, name:prober, name:copier or name:other")
+                throw ParseError("reader class '\(pair)': use name:player, name:transcoder, name:scanner, name:prober, name:copier or name:other")
             }
             byName[Self.key(parts[0])] = readerClass
         }
