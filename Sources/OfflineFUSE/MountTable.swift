@@ -28,6 +28,11 @@ public enum MountTable {
         return found
     }
 
+    /// The filesystem type of the newest mount at `path` (`fuse.offlinefs`), nil when none.
+    public static func type(of path: String) -> String? {
+        entries().last { $0.mountpoint == path }?.type
+    }
+
     public static func isMounted(_ path: String) -> Bool {
         entries().contains { $0.mountpoint == path }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OfflineFUSE
 import OfflineTestSupport
 import Testing
 
@@ -97,6 +98,20 @@ struct ExitCodeTests {
         expectFailure(try cli.run("mount", full.appendingPathComponent("file").path), "is not a folder")
 
         expectFailure(try cli.run("unmount", full.path), "\(full.path) is not mounted (findmnt")
+    }
+
+    /// `offlinefs unmount` of another filesystem (a mistyped path) leaves it mounted.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func unmountingAnotherFilesystemIsOne() throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        let folder = cli.library.appendingPathComponent("tmpfs").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let mounted = try ChildProcess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder])
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        defer { _ = try? ChildProcess.run(["umount", "-l", folder]) }
+        expectFailure(try cli.run("unmount", folder), "\(folder) is a tmpfs mount, not an offlinefs one: left mounted")
+        #expect(MountTable.type(of: folder) == "tmpfs")
     }
 
     @Test func anUnknownItemOrSourceIsOne() throws {

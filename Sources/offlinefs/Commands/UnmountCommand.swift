@@ -18,7 +18,14 @@ struct UnmountCommand: ParsableCommand {
 
     func run() throws {
         let path = MountTable.absolute(mountpoint)
-        guard MountTable.isMounted(path) else { throw CLIError("\(path) is not mounted (findmnt -t fuse.offlinefs lists offlinefs mounts)") }
+        guard let type = MountTable.type(of: path) else {
+            throw CLIError("\(path) is not mounted (findmnt -t fuse.offlinefs lists offlinefs mounts)")
+        }
+        // Never another filesystem: a lazy detach of a mistyped path (/home) would take it
+        // away from every program using it.
+        guard type == "fuse.offlinefs" else {
+            throw CLIError("\(path) is a \(type) mount, not an offlinefs one: left mounted (umount unmounts other filesystems)")
+        }
         if Self.runTool(["fusermount3", "-u", path]) == 0 { return }
         // Dead or busy: detach lazily.
         if Self.runTool(["fusermount3", "-uz", path]) == 0, !MountTable.isMounted(path) {
