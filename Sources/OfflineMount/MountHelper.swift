@@ -27,7 +27,7 @@ public enum MountHelper {
     }
 
     /// fstab and mount(8) options that only mean something to mount(8) or systemd, never to
-    /// the filesystem: dropped (`rw` and `defaults` too: offlinefs decides what is writable).
+    /// the filesystem: dropped (`rw` and `defaults` too: the defaults; `ro` is passed on).
     static let dropped: Set<String> = ["user", "users", "nouser", "owner", "group", "nofail", "auto", "noauto", "_netdev",
                                        "defaults", "rw"]
 

@@ -22,6 +22,9 @@ public struct MountOptions: Hashable, Sendable {
     public var cacheTimeout: Double = 60
     public var allowOther = false
     public var autoUnmount = true
+    /// `ro`: the kernel refuses every change (control writes, `rm`, `setfattr`) with `EROFS`;
+    /// reads, listings and attributes work as ever.
+    public var readOnly = false
     /// libfuse's `debug`: every request logged on stderr.
     public var debug = false
     /// Options passed to libfuse as given (`max_read=N`, …); libfuse rejects unknown ones.
@@ -66,11 +69,17 @@ public struct MountOptions: Hashable, Sendable {
                 do { options.programClasses = try ProgramClasses(overrides: classOverrides.joined(separator: ",")) } catch {
                     throw ParseError(description: "mount option '\(option)': \(error)")
                 }
+            case "ro":
+                options.readOnly = true
+            case "rw":
+                options.readOnly = false
             // Fixed by offlinefs: repeating them is harmless, changing them is refused.
-            case "default_permissions", "nosuid", "nodev", "ro":
+            case "default_permissions", "nosuid", "nodev":
                 continue
-            case "fsname", "subtype", "suid", "dev", "allow_root", "rw":
+            case "fsname", "subtype", "suid", "dev":
                 throw ParseError(description: "mount option '\(option)' is not allowed: offlinefs sets it")
+            case "allow_root":
+                throw ParseError(description: "mount option 'allow_root' is not supported: use allow_other (with default_permissions, which offlinefs sets, modes still decide)")
             default:
                 options.passThrough.append(String(option))
             }
@@ -93,6 +102,7 @@ public struct MountOptions: Hashable, Sendable {
     public var fuseOptions: [String] {
         var list = ["default_permissions", "nosuid", "nodev", "fsname=offlinefs", "subtype=offlinefs"]
         if allowOther { list.append("allow_other") }
+        if readOnly { list.append("ro") }
         if autoUnmount { list.append("auto_unmount") }
         if debug { list.append("debug") }
         if !passThrough.contains(where: { $0.hasPrefix("max_read=") }) { list.append("max_read=\(Self.defaultMaxRead)") }

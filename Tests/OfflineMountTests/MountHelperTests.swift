@@ -15,6 +15,7 @@ struct MountHelperOptionTests {
         ("user,read-timeout=10s,allow_other", ["read-timeout=10s", "allow_other"]),
         ("x-systemd.automount,comment=x,max_read=131072,noexec", ["max_read=131072", "noexec"]),
         ("users,nouser,cache-timeout=5s", ["cache-timeout=5s"]),
+        ("ro,user,noauto", ["ro"]),
         ("", []),
     ])
     func convertDropsMountOnlyOptions(options: String, expected: [String]) {

@@ -35,6 +35,25 @@ struct ReadAndRefusalTests {
         }
     }
 
+    /// `-o ro` (an fstab line's): reads, listings and attributes work; the kernel refuses every
+    /// change, so nothing is queued or evicted.
+    @Test func aReadOnlyMountReadsAndRefusesEveryChange() throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        try withMount(fixture, options: ["ro"]) { (mount: MountedLibrary) throws in
+            let cached = fixture.path("sources/acme/\(StandardLibrary.launch)")
+            let copy = fixture.directory + "/expected"
+            try fixture.originBytes(library.items["ep-001"]!).write(to: URL(fileURLWithPath: copy))
+            #expect(try mount.run(["cmp", copy, cached]).status == 0)
+            #expect(PlaybackMountTests.xattr("user.offline.state", cached) == "cached")
+            #expect(fixture.control("evict sources/acme/\(StandardLibrary.launch)\n") == EROFS)
+            let marked = try mount.run(["setfattr", "-n", "user.offline.watched", "-v", "1", cached])
+            #expect(marked.status != 0 && marked.stderr.contains("Read-only file system"), "\(marked.stderr)")
+            #expect(unlink(cached) == -1 && errno == EROFS)
+            #expect(try fixture.current(library.items["ep-001"]!).state == .cached)
+        }
+    }
+
     /// A rental's play clock starts with a player's reads only: backups, `file` and `cat`
     /// reading all of it start nothing (here `dd` is told to count as a player).
     @Test func onlyAPlayersReadsStartARentalsPlayClock() throws {
