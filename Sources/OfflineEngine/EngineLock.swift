@@ -8,22 +8,35 @@ public final class EngineLock: Sendable {
     public static let fileName = "engine.lock"
     private let fd: Int32
 
-    /// Takes the lock, or throws naming the pid that holds it.
+    /// Another engine holds the lock: its pid and mount point as it wrote them.
+    public struct Held: Error, CustomStringConvertible {
+        public let pid: Int32?
+        /// Where it mounted the library; nil for an engine without a mount (`download --wait`).
+        public let mountpoint: String?
+
+        public var description: String {
+            let mountedOn = mountpoint.map { ", mounted on \($0)" } ?? ""
+            let next = mountpoint.map { "unmount it first (offlinefs unmount \($0))" } ?? "wait for it to end, or stop it, and try again"
+            return "another engine is running on this library (pid \(pid.map(String.init) ?? "unknown")\(mountedOn)); \(next)"
+        }
+    }
+
+    /// Takes the lock, or throws `Held` naming the engine that holds it.
     public init(folder: URL) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent(Self.fileName).path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw EngineError.invalidArgument("cannot open \(path): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            // Another user's library, or one on a read-only disk: no engine needs to run for that.
+            let hint = errno == EACCES || errno == EPERM ? " (the library belongs to another user: run offlinefs as its owner)"
+                : errno == EROFS ? " (the library is on a read-only filesystem: commands that change it cannot run)" : ""
+            throw EngineError.invalidArgument("cannot write \(path): \(reason)\(hint)")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
             let holder = Self.holder(folder: folder)
-            let mountedOn = holder?.mountpoint.map { ", mounted on \($0)" } ?? ""
-            let next = holder?.mountpoint.map { "unmount it first (offlinefs unmount \($0))" }
-                ?? "wait for it to end, or stop it, and try again"
-            throw EngineError.invalidArgument(
-                "another engine is running on this library (pid \(holder.map { String($0.pid) } ?? "unknown")\(mountedOn)); \(next)")
+            throw Held(pid: holder?.pid, mountpoint: holder?.mountpoint)
         }
         self.fd = fd
         record(mountpoint: nil)

@@ -25,9 +25,19 @@ struct LibraryOptions: ParsableArguments {
         do {
             return try Library(folder: folder, integrityCheck: integrityCheck)
         } catch {
-            throw CLIError("cannot open the library at \(folder.path): \(ErrorMessages.reason(error)) "
-                           + "(use a writable folder: --library DIR or OFFLINEFS_LIBRARY)")
+            throw CLIError("cannot open the library at \(folder.path): \(ErrorMessages.reason(error)) (\(Self.hint(folder)))")
         }
+    }
+
+    /// What to do about a library that cannot be opened: another user's (the store is opened
+    /// for writing, even to list), or a folder that is not usable.
+    private static func hint(_ folder: URL) -> String {
+        var info = stat()
+        if stat(folder.path, &info) == 0, info.st_uid != getuid(), access(folder.path, W_OK) != 0 {
+            let owner = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) } ?? "uid \(info.st_uid)"
+            return "it belongs to \(owner): run offlinefs as \(owner), or read it through its mount"
+        }
+        return "use a writable folder: --library DIR or OFFLINEFS_LIBRARY"
     }
 }
 

@@ -74,7 +74,7 @@ struct MountRunner {
         do {
             engine = try Engine(library: opened)
         } catch {
-            throw CLIError("cannot mount \(opened.folder.path): \(error)")
+            throw CLIError("cannot mount \(opened.folder.path): \(ErrorMessages.translate(error))")
         }
         // Said once the library is ours: a mount that cannot start has other news.
         if let limit = openFileLimit {

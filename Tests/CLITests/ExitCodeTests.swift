@@ -83,6 +83,14 @@ struct ExitCodeTests {
         let mountpoint = cli.library.appendingPathComponent("mnt")
         try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
         expectFailure(try cli.run("mount", mountpoint.path, "-f"), "another engine is running on this library")
+
+        // And when the holder's mount was detached (a lazy unmount while files were open), the
+        // error says so instead of asking for an unmount that no longer reaches it
+        let detached = Array("\(getpid())\n\(mountpoint.path)\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = detached.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        expectFailure(try cli.run("mount", mountpoint.path, "-f"),
+                      "the engine of a mount detached from \(mountpoint.path) (pid \(getpid())) still runs")
     }
 
     @Test func aMountPointThatCannotBeUsedIsOne() throws {

@@ -17,14 +17,7 @@ enum CommandRouting {
             for reply in replies { print(reply) }
             return replies
         }
-        let lock: EngineLock
-        do {
-            lock = try EngineLock(folder: library.folder)
-        } catch {
-            let holder = EngineLock.holder(folder: library.folder)
-            throw CLIError("an engine (pid \(holder.map { String($0.pid) } ?? "unknown")) is running on this library "
-                           + "without a mount; wait for it to end, or stop it, and try again")
-        }
+        let lock = try EngineLock(folder: library.folder)
         defer { withExtendedLifetime(lock) {} }
         let performer = LibraryCommands(library: library)
         var replies: [String] = []
