@@ -113,7 +113,7 @@ let package = Package(
         ),
         .target(
             name: "OfflineTestSupport",
-            dependencies: ["CSystemShim"],
+            dependencies: ["CSystemShim", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -72,7 +72,7 @@ struct MountRunner {
         // Takes the library lock.
         let engine: Engine
         do {
-            engine = try Engine(library: opened)
+            engine = try Engine(library: opened, logger: logger)
         } catch {
             throw CLIError("cannot mount \(opened.folder.path): \(ErrorMessages.translate(error))")
         }

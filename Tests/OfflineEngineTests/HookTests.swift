@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Synchronization
 @testable import OfflineEngine
 import OfflineStore
 import OfflineTestSupport
@@ -95,6 +97,38 @@ struct HookTests {
         while try !ended(), ContinuousClock.now < deadline { usleep(10_000) }
         #expect(try ended())
         _ = a
+    }
+
+    /// A mount's administrator reads its log (journald), not `.events`: error events go there
+    /// too, ten a minute at most, the rest counted with the next minute's first.
+    @Test func errorEventsGoToTheLogTenAMinute() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("offlinefs-hook-log-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let now = Mutex(Date(timeIntervalSince1970: 1_750_000_000))
+        let store = try LibraryStore.open(folder: folder, clock: { now.withLock { $0 } })
+        let lines = LogLines()
+        var settings = HookRunner.Settings()
+        settings.pollInterval = 0.02
+        let runner = HookRunner(store: store, settings: settings, logger: Logger(label: "test") { _ in lines })
+        runner.start()
+        defer { runner.stop() }
+        func waitFor(_ count: Int) {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while lines.messages.count < count, ContinuousClock.now < deadline { usleep(10_000) }
+        }
+        // Given twelve errors within a minute, among other events
+        for n in 1...12 {
+            try store.appendEvent(kind: .error, message: "sync of src failed: HTTP 404 (\(n))")
+            try store.appendEvent(kind: .policy, message: "retry-limit = \(n)")
+        }
+        waitFor(10)
+        #expect(lines.messages == (1...10).map { "sync of src failed: HTTP 404 (\($0))" })
+        // When one comes a minute later, the two not logged are counted first
+        now.withLock { $0 += 61 }
+        try store.appendEvent(kind: .error, message: "sync of src failed: HTTP 404 (13)")
+        waitFor(12)
+        #expect(lines.messages.suffix(2) == ["2 more error events not logged (offlinefs status, .events)",
+                                             "sync of src failed: HTTP 404 (13)"])
     }
 
     @Test func hookValuesAreOneLineCommandsOrNone() throws {

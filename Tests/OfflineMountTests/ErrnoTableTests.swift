@@ -2,6 +2,7 @@ import Logging
 import OfflineEngine
 @testable import OfflineMount
 import OfflineFUSE
+import OfflineTestSupport
 import Synchronization
 import Testing
 
@@ -20,27 +21,5 @@ import Testing
         // An interrupted read is EINTR, and says nothing.
         #expect(table.errno(for: FetchError(.cancelled, "interrupted")) == .interrupted)
         #expect(lines.messages.count == 1)
-    }
-}
-
-/// A log handler that keeps each message.
-private struct LogLines: LogHandler {
-    private let box = Box()
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-    var messages: [String] { box.lines.withLock { $0 } }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        box.lines.withLock { $0.append(message.description) }
-    }
-
-    private final class Box: Sendable {
-        let lines = Mutex<[String]>([])
     }
 }

@@ -6,7 +6,9 @@ import Synchronization
 
 /// Runs the `hook` policy's command on events (docs/hooks.md): it follows the event log, so
 /// what any process records (a CLI sync, the mount's engine) runs it, and nothing the engine
-/// does waits for it.
+/// does waits for it. The `error` events it sees go to the process's log too (journald for a
+/// mount), at most `errorsLoggedPerMinute` a minute: an administrator reads the log, not
+/// `.events`.
 ///
 /// One run at a time, on a thread of its own, through `/bin/sh -c`, with what the event is
 /// about in the environment; a run still going after `timeout` is ended (SIGTERM to its
@@ -19,6 +21,7 @@ public final class HookRunner: Sendable {
         /// How often the event log is read for new lines.
         public var pollInterval: TimeInterval = 1
         public var maxPending = 100
+        public var errorsLoggedPerMinute = 10
         public init() {}
     }
 
@@ -83,11 +86,13 @@ public final class HookRunner: Sendable {
         var last = start
         var mapping = HookEvents()
         var pending: [HookRun] = []
+        var errorsLogged = (minute: Date.distantPast, count: 0, skipped: 0)
         while !mustEnd {
             // Read after the stop when finishing: this pass sees every line recorded before it.
             let finishing = state.withLock { $0.stopped }
             let events = (try? store.events(after: last, limit: 1000)) ?? []
             if let newest = events.last?.seq { last = newest }
+            for event in events where event.kind == .error { log(event, &errorsLogged) }
             if let hook = (try? store.policies())?.hook {
                 pending += mapping.runs(for: events)
                 if pending.count > settings.maxPending {
@@ -106,6 +111,18 @@ public final class HookRunner: Sendable {
             if finishing { return }
             _ = wake.wait(timeout: .now() + settings.pollInterval)
         }
+    }
+
+    /// Logs an `error` event, or counts it once this minute's lines are spent (the count is
+    /// logged with the next minute's first).
+    private func log(_ event: StoreEvent, _ logged: inout (minute: Date, count: Int, skipped: Int)) {
+        if event.time.timeIntervalSince(logged.minute) >= 60 {
+            if logged.skipped > 0 { logger.warning("\(logged.skipped) more error events not logged (offlinefs status, .events)") }
+            logged = (event.time, 0, 0)
+        }
+        guard logged.count < settings.errorsLoggedPerMinute else { return logged.skipped += 1 }
+        logged.count += 1
+        logger.warning("\(event.message)")
     }
 
     /// The environment of a run.

@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 import OfflineHTTP
 import OfflineStore
 import Synchronization
@@ -22,9 +23,10 @@ public final class Engine: Sendable {
 
     public var store: LibraryStore { library.store }
 
+    /// - Parameter logger: where the hooks' failures and the event log's errors are logged.
     public init(library: Library, clock: any EngineClock = SystemClock(),
                 configuration: SchedulerConfiguration = SchedulerConfiguration(),
-                fetchSettings: FetchSettings = FetchSettings()) throws {
+                fetchSettings: FetchSettings = FetchSettings(), logger: Logger = Logger(label: "offlinefs")) throws {
         self.library = library
         self.clock = clock
         lock = try EngineLock(folder: library.folder)
@@ -34,7 +36,7 @@ public final class Engine: Sendable {
         scheduler = Scheduler(store: library.store, transfers: transfers, licences: licences, client: library.client,
                               syncSettings: library.syncSettings, clock: clock, configuration: configuration)
         playback = PlayTracker(store: library.store, licences: licences, clock: clock)
-        hooks = HookRunner(store: library.store, settings: configuration.hooks)
+        hooks = HookRunner(store: library.store, settings: configuration.hooks, logger: logger)
         let scheduler = scheduler, playback = playback
         transfers.fetcher.onPlayback { itemID, size in playback.start(itemID: itemID, size: size) }
         licences.onChange { _ in scheduler.poke() }
