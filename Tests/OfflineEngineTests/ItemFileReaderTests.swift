@@ -117,6 +117,30 @@ import Testing
         #expect(answers.value.count == 1)
     }
 
+    /// The read bound is for bytes neither cached nor arriving: a read on a slow link whose
+    /// bytes trickle in takes as long as they take; one whose origin sends nothing fails by then.
+    @Test func aReadWaitsForBytesThatTrickleInAndFailsWhenNoneCome() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 1 << 20
+        let item = try fixture.addItem("slow.mp4", size: size, seed: 9)
+        defer { fixture.origin.releaseStalls() }
+        let open = reading(fixture, readTimeout: .seconds(1)).openMedia(itemID: item.id, size: size, isCached: false,
+                                                                         hasLicenceExpiry: false, readerClass: .other)
+        defer { open.reader.close() }
+        // Given an origin sending 64 KiB a second: 192 KiB take three times the bound
+        fixture.origin.setFault("/slow.mp4", .trickle(bytesPerSecond: 64 << 10))
+        let start = ContinuousClock.now
+        let slow = read(open.reader, at: 0, count: 192 << 10).value
+        #expect(ContinuousClock.now - start > .seconds(2))
+        #expect(slow.count == 1 && bytes(of: slow[0]).map { Data($0) } == GeneratedBytes(size: size, seed: 9).bytes(in: 0..<(192 << 10)))
+        // And once it sends nothing, a read fails with the bound
+        fixture.origin.setFault("/slow.mp4", .stallBeforeHeaders(seconds: 20))
+        let stalled = read(open.reader, at: 800 << 10, count: 64 << 10).value
+        guard stalled.count == 1, case .failure(let error) = stalled[0] else { Issue.record("answers: \(stalled)"); return }
+        #expect(error.code == .timedOut)
+    }
+
     @Test func aScannersReadBeyondItsAllowanceFailsAtOnceWithoutAFetch() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

@@ -135,12 +135,22 @@ final class CachedFile: Sendable {
             for block in gathered { writeOut(block) }
             apply(changes)
             if let timer, let timeLeft {
-                // Weak: a file that went has no waiters.
-                timer.start(after: Self.dispatchInterval(timeLeft), on: callbacks) { [weak self, itemID] in
-                    self?.endWait(id, FetchError(.timedOut, "bytes of item \(itemID) did not arrive in time", reason: .timeout))
-                }
+                endWaitWithoutProgress(id, timer: timer, after: timeLeft, received: state.withLock { $0.received })
             }
             return id
+        }
+    }
+
+    /// Ends wait `id` once `interval` passes with no byte of the file arriving (the read
+    /// bound is for bytes neither cached nor arriving): a slow link whose bytes trickle in is
+    /// waited for, however long the read takes, and a stalled one fails by then.
+    private func endWaitWithoutProgress(_ id: Int, timer: WaitDeadline, after interval: Duration, received: Int64) {
+        // Weak: a file that went has no waiters.
+        timer.start(after: Self.dispatchInterval(interval), on: callbacks) { [weak self, itemID] in
+            guard let self else { return }
+            let now = state.withLock { $0.received }
+            if now > received { return endWaitWithoutProgress(id, timer: timer, after: interval, received: now) }
+            endWait(id, FetchError(.timedOut, "no byte of item \(itemID) arrived within the read bound", reason: .timeout))
         }
     }
 

@@ -93,6 +93,9 @@ struct CachedFileState: Sendable {
     /// What each of the last flushes claimed, oldest first (`CachedFile.flushesKeptInMemory`).
     var recentlyFlushed: [[Range<Int64>]] = []
     var unflushedBytes: Int64 = 0
+    /// Bytes received from the origin for this file so far: a wait's deadline passes only
+    /// once none arrived for a whole read bound (`CachedFile.endWaitWithoutProgress`).
+    var received: Int64 = 0
     var flushScheduled = false
     var urgentFlushScheduled = false
     var fetches: [Int: Fetch] = [:]
