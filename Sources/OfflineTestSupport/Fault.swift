@@ -7,6 +7,8 @@
 public enum Fault: Sendable, Hashable {
     /// Answer with this status and a short text body (e.g. 403, 404, 500, 503).
     case status(Int)
+    /// Answer `503 Service Unavailable` with `Retry-After: <seconds>` (an origin that is busy).
+    case busy(retryAfter: Int)
     /// Answer a range request with `200` and the full body.
     case ignoreRange
     /// Answer `206` whose `Content-Range` and body both start `delta` bytes away from the

@@ -64,6 +64,11 @@ enum ResponsePlanner {
             return plan
         }
         for case .status(let code) in faults { return text(code, "injected status \(code)\n") }
+        for case .busy(let seconds) in faults {
+            var plan = text(503, "busy\n")
+            plan.headers.append(("Retry-After", String(seconds)))
+            return plan
+        }
         switch route {
         case nil:
             return text(404, "not found\n")

@@ -54,7 +54,7 @@ import Testing
         defer { f.close() }
         try f.store.setPolicy(name: "retry-limit", value: "2")
         let item = try f.addItem("a.mp4", size: 30_000)
-        f.origin.setFault("/a.mp4", .status(503))
+        f.origin.setFault("/a.mp4", .status(500))
         f.start()
         try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
         #expect(try f.wait(item, .idle).error == .httpError)
@@ -76,6 +76,33 @@ import Testing
         #expect(try f.item(item).state == .failed)
         f.origin.clearFaults()
         try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(item, .cached)
+    }
+
+    /// A busy origin (503, `Retry-After`) is asked again no sooner than it said, and never
+    /// makes the item `failed`: being busy is not the item's fault.
+    @Test func aBusyOriginIsAskedAgainAfterItsRetryAfterWithoutSpendingTheBudget() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "retry-limit", value: "1")
+        let item = try f.addItem("a.mp4", size: 30_000)
+        f.origin.setFault("/a.mp4", .busy(retryAfter: 30), times: 3)
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        let idle = try f.wait(item, .idle)
+        #expect(idle.error == .httpError && idle.errorDetail?.contains("retry after 30 s") == true, "\(idle.errorDetail ?? "")")
+        #expect(f.origin.requests(for: "/a.mp4").count == 1)
+        // Not before its 30 s, however short the back-off
+        f.advance(25)
+        #expect(f.origin.requests(for: "/a.mp4").count == 1)
+        // Busy three times, past the budget of one retry: idle each time, then cached
+        for asked in 2...3 {
+            f.advance(35)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while f.origin.requests(for: "/a.mp4").count < asked, ContinuousClock.now < deadline { f.engine.scheduler.tickNow() }
+            #expect(try f.wait(item, .idle).state == .idle)
+        }
+        f.advance(35)
         try f.wait(item, .cached)
     }
 

@@ -85,7 +85,13 @@ extension CachedFile {
             guard var fetch = s.fetches[id], s.isLive(fetch) else { return .refuse }
             defer { s.fetches[id] = fetch }
             if status >= 400 && status != 416 {
-                fetch.failure = FetchError(.originError, "\(origin.url): HTTP \(status)", reason: .httpStatus(status))
+                var failure = FetchError(.originError, "\(origin.url): HTTP \(status)", reason: .httpStatus(status))
+                if status == 429 || status == 503 {
+                    // Seconds (capped at an hour); a date or nothing: the scheduler's own back-off.
+                    failure.retryAfter = min(headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0, 3600)
+                    failure.message += " (busy\(failure.retryAfter! > 0 ? ", retry after \(Int(failure.retryAfter!)) s" : ""))"
+                }
+                fetch.failure = failure
                 return .refuse
             }
             let seen = CacheValidator(etag: headers["etag"], lastModified: headers["last-modified"])

@@ -156,7 +156,9 @@ extension Scheduler {
             }
             var retry = s.retries[item.id] ?? RetryState()
             retry.attempts += 1
-            let delay = configuration.backoff.delay(attempt: retry.attempts, random: Double.random(in: 0..<1, using: &s.random))
+            // A busy origin's Retry-After is the least wait.
+            let delay = max(configuration.backoff.delay(attempt: retry.attempts, random: Double.random(in: 0..<1, using: &s.random)),
+                            result.retryAfter ?? 0)
             retry.next = now.addingTimeInterval(delay)
             s.retries[item.id] = retry
             return (nil, retry)
@@ -185,7 +187,7 @@ extension Scheduler {
             _ = try? store.setState(itemID: item.id, state: .queued)
         default:
             let attempts = retry?.attempts ?? 1
-            if Self.isTransient(code) || (Self.isRetryable(code) && attempts <= limit) {
+            if Self.isTransient(code) || result.retryAfter != nil || (Self.isRetryable(code) && attempts <= limit) {
                 _ = try? store.setState(itemID: item.id, state: .idle, error: code,
                                         detail: "\(result.message) (retry \(attempts))")
             } else {

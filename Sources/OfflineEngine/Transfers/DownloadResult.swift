@@ -6,6 +6,12 @@ public struct DownloadResult: Sendable, Equatable, CustomStringConvertible {
     public var state: ItemState
     public var error: ItemErrorCode?
     public var message: String
+    /// The origin was busy and asked for a wait (`FetchError.retryAfter`).
+    public var retryAfter: Double?
+
+    public init(itemID: Int64, state: ItemState, error: ItemErrorCode?, message: String, retryAfter: Double? = nil) {
+        (self.itemID, self.state, self.error, self.message, self.retryAfter) = (itemID, state, error, message, retryAfter)
+    }
 
     /// The download got what was asked: every byte, or the asked part of an HLS stream.
     public var succeeded: Bool { state == .cached || state == .partiallyCached }
@@ -40,7 +46,7 @@ extension FetchError {
 
     /// Transient failures leave the item `idle` (it resumes later); the rest `failed`.
     var isTransient: Bool {
-        if reason == .outOfDescriptors { return true }
+        if reason == .outOfDescriptors || retryAfter != nil { return true }
         return switch itemErrorCode {
         case .noNetwork, .timeout, .networkError: true
         default: false

@@ -55,11 +55,14 @@ public final class Downloader: Sendable {
                     lastError = error
                     // What did arrive becomes durable now, so progress survives the pause.
                     _ = try? fetcher.flush(itemID: itemID, file: "media")
-                    if !error.isTransient { break attempts }
+                    // A busy origin is asked again after its wait, by the scheduler.
+                    if !error.isTransient || error.retryAfter != nil { break attempts }
                 }
             }
             let state: ItemState = lastError.isTransient ? .idle : .failed
-            return try finish(item, state, lastError.itemErrorCode, lastError.message, record: recordingFailures)
+            var result = try finish(item, state, lastError.itemErrorCode, lastError.message, record: recordingFailures)
+            result.retryAfter = lastError.retryAfter
+            return result
         } catch {
             return DownloadResult(itemID: itemID, state: .failed, error: .downloadFailed, message: "library database: \(error)")
         }

@@ -46,6 +46,9 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Code
     public var message: String
     public var reason: Reason?
+    /// The origin is busy (429, 503): ask again after this many seconds (its `Retry-After`,
+    /// 0 when it did not say). Not a failure of the item: retried without spending `retry-limit`.
+    public var retryAfter: Double?
 
     public init(_ code: Code, _ message: String, reason: Reason? = nil) {
         self.code = code
@@ -60,7 +63,7 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     var isOutage: Bool {
         switch reason {
         case .noNetwork?, .timeout?, .network?: code == .unavailable
-        case .httpStatus(let status)?: (502...504).contains(status)
+        case .httpStatus(let status)?: (502...504).contains(status) || status == 429
         default: false
         }
     }
