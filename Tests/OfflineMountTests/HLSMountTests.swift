@@ -26,7 +26,8 @@ struct HLSMountTests {
         let source = try fixture.addSource("tv")
         let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "news", title: "News", size: 0,
                                                                     categories: [["Daily"]], hlsPlaylist: "ts/master.m3u8")])["news"])
-        try withMount(fixture) { mount in
+        // ffmpeg plays here as a player would (it is a transcoder by default: its reads are no playback).
+        try withMount(fixture, options: ["reader_class=ffmpeg:player"]) { mount in
             let played = try play(mount, fixture.path("sources/tv/News [news].m3u8"))
             #expect(played.status == 0, "ffmpeg: \(played.stderr)")
             #expect(played.stderr.isEmpty, "ffmpeg: \(played.stderr)")
