@@ -37,10 +37,19 @@ struct OfflineFS: ParsableCommand {
         // (docs/decisions.md, "Malloc tuned for a long-running mount").
         csystem_tune_malloc(2, 256 << 10, 1 << 20)
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(Self.valuesKeptAsValues(Array(CommandLine.arguments.dropFirst())))
             try command.run()
         } catch {
             exit(withError: ErrorMessages.translate(error))
         }
+    }
+
+    /// `offlinefs set file-size-max -1`: the parser takes a value that starts with a dash
+    /// for options and reports the value missing; marked as a value (`--`), the policy's own
+    /// check says what is wrong with it.
+    static func valuesKeptAsValues(_ arguments: [String]) -> [String] {
+        guard arguments.first == "set", let value = arguments.last, arguments.count >= 3, value.count > 1,
+              value.hasPrefix("-"), value.dropFirst().first?.isNumber == true, !arguments.contains("--") else { return arguments }
+        return arguments.dropLast() + ["--", value]
     }
 }

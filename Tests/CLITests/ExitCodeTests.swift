@@ -145,6 +145,7 @@ struct ExitCodeTests {
                       "a source named 'acme' already exists (offlinefs source list")
         expectFailure(try cli.run("set", "no-such-policy", "1"), "unknown policy 'no-such-policy'")
         expectFailure(try cli.run("set", "cache-limit", "lots"), "invalid value 'lots' for cache-limit")
+        expectFailure(try cli.run("set", "file-size-max", "-1"), "invalid value '-1' for file-size-max")
         expectFailure(try cli.run("get", "no-such-policy"), "unknown policy 'no-such-policy'")
     }
 
