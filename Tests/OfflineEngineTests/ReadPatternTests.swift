@@ -26,6 +26,17 @@ import Testing
         #expect(reads.map { pattern.read(offset: $0.0, end: $0.0 + $0.1) } == expected)
     }
 
+    /// A scanner's or a prober's read that begins where its last ended continues it (its fetch
+    /// then streams, so the next such read joins it); anything else does not.
+    @Test func aPiecesReaderReadingOnContinues() {
+        var pattern = ReadPattern(readerClass: .prober, size: 100 << 20)
+        let continued = [(0, 100), (100, 200), (500, 600), (600, 700), (650, 800)].map { (offset: Int64, end: Int64) in
+            _ = pattern.read(offset: offset, end: end)
+            return pattern.continues
+        }
+        #expect(continued == [false, true, false, true, false])
+    }
+
     @Test func theCapIsEightMebibytes() {
         var pattern = ReadPattern(readerClass: .copier, size: 1 << 30)
         var offset: Int64 = 0

@@ -173,7 +173,7 @@ public final class ItemFileReader: Sendable {
         if size == nil, let known = fetcher.knownSize(itemID: itemID, file: key), range.start >= known {
             return answer(.bytes([]))
         }
-        let readAhead = pattern.withLock { $0.read(offset: offset, end: end) }
+        let (readAhead, continues) = pattern.withLock { ($0.read(offset: offset, end: end), $0.continues) }
         defer { prefetch(end: end, readAhead: readAhead) }
         if let bytes = available(range) { return answer(bytes) }
         // A thumbnailer or an indexer gets the uncached bytes `scanner-reads` allows, and an
@@ -188,7 +188,12 @@ public final class ItemFileReader: Sendable {
         let firstWindow = readerClass.readsPieces ? 0 : fetcher.settings.firstWindow
         let cancellation = ReadCancellation()
         onWait?(cancellation)
-        waitFor(range, readAhead: max(readAhead, firstWindow - end), cancellation: cancellation, answer: answer)
+        // A prober reading on where it stopped (`mediainfo`) gets no read-ahead, but its fetch
+        // asks for the rest of the file and pauses at each read's end: its next read joins it
+        // instead of a request (a round trip) per read. Not a scanner's: a stream that stops
+        // leaves what was in flight (several MiB), and a scan of a library pays it per item.
+        let length = continues && readerClass == .prober ? FetchLength.stream : readerClass.fetchLength
+        waitFor(range, readAhead: max(readAhead, firstWindow - end), length: length, cancellation: cancellation, answer: answer)
     }
 
     /// Whether the file is still the version this open answered from (the first answer sets
@@ -226,7 +231,7 @@ public final class ItemFileReader: Sendable {
     /// Asks the fetcher for missing bytes; whichever of their arrival (or the fetcher's
     /// failure by the read bound) and a cancel comes first answers. A reader that rides out
     /// outages asks again, every `outageRetryInterval`, while the origin is out of reach.
-    private func waitFor(_ range: ByteRange, readAhead: Int64, cancellation: ReadCancellation,
+    private func waitFor(_ range: ByteRange, readAhead: Int64, length: FetchLength, cancellation: ReadCancellation,
                          answer: @escaping @Sendable (ReadAnswer) -> Void) {
         let once = AnswerOnce(answer)
         let large = range.count >= LibraryReader.largeAnswer
@@ -236,16 +241,16 @@ public final class ItemFileReader: Sendable {
         let deliver: @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void = { make in
             if large { replies.async { once(make()) } } else { once(make()) }
         }
-        ask(range, readAhead: readAhead, deadline: .now + reading.readTimeout, once: once, deliver: deliver,
+        ask(range, readAhead: readAhead, length: length, deadline: .now + reading.readTimeout, once: once, deliver: deliver,
             cancellation: cancellation)
     }
 
-    private func ask(_ range: ByteRange, readAhead: Int64, deadline: ContinuousClock.Instant, once: AnswerOnce,
+    private func ask(_ range: ByteRange, readAhead: Int64, length: FetchLength, deadline: ContinuousClock.Instant, once: AnswerOnce,
                      deliver: @escaping @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void,
                      cancellation: ReadCancellation, retriedForSpace: Bool = false) {
         let retry = reading.outageRetryInterval
         let ticket = reading.fetcher.whenAvailable(
-            itemID: itemID, file: key, range: range, readAhead: readAhead, length: readerClass.fetchLength,
+            itemID: itemID, file: key, range: range, readAhead: readAhead, length: length,
             deadline: deadline,
             // Once all of them have arrived, before they are in the cache file.
             bytes: { bytes in deliver { .memory(bytes) } },
@@ -257,8 +262,8 @@ public final class ItemFileReader: Sendable {
                     // every reader asks once again, players and copiers until the read bound.
                     DispatchQueue.global().asyncAfter(deadline: .now() + CachedFile.dispatchInterval(retry)) { [self] in
                         guard !once.isDone else { return }
-                        ask(range, readAhead: readAhead, deadline: deadline, once: once, deliver: deliver, cancellation: cancellation,
-                            retriedForSpace: retriedForSpace || error.reason == .noSpace)
+                        ask(range, readAhead: readAhead, length: length, deadline: deadline, once: once, deliver: deliver,
+                            cancellation: cancellation, retriedForSpace: retriedForSpace || error.reason == .noSpace)
                     }
                 case .failure(let error):
                     if error.reason == .noSpace, !toldNoSpace.exchange(true, ordering: .relaxed) {

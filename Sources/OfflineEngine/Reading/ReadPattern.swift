@@ -36,9 +36,17 @@ public struct ReadPattern: Sendable {
         self.size = size
     }
 
+    /// Whether the last read of a scanner or a prober began where the one before ended: it
+    /// reads on through the file (`mediainfo`, a thumbnailer decoding after its seek).
+    public private(set) var continues = false
+
     /// Notes a read of `offset..<end`; returns how much to fetch beyond it.
     public mutating func read(offset: Int64, end: Int64) -> Int64 {
-        if readerClass.readsPieces { return 0 }
+        if readerClass.readsPieces {
+            continues = offset == nextOffset
+            nextOffset = end
+            return 0
+        }
         if nextOffset >= 0 && abs(offset - nextOffset) <= Self.reorderSlack {
             nextOffset = max(nextOffset, end)
             let earned = max(Self.firstReadAhead, (nextOffset - runStart) * Self.readAheadPerByteRead)
