@@ -58,7 +58,10 @@ import Testing
         Case(name: "malformed response", faults: [(.malformedResponse, nil)], expected: .stopped(.idle, .networkError)),
         Case(name: "1 KB/s trickle", faults: [(.trickle(bytesPerSecond: 1024), nil)], expected: .cached, size: 1024),
         Case(name: "404", faults: [(.status(404), nil)], expected: .stopped(.failed, .httpError)),
-        Case(name: "503", faults: [(.status(503), nil)], expected: .stopped(.failed, .httpError)),
+        Case(name: "500", faults: [(.status(500), nil)], expected: .stopped(.failed, .httpError)),
+        // Busy: not the item's fault, asked again later (the scheduler waits its Retry-After)
+        Case(name: "503", faults: [(.status(503), nil)], expected: .stopped(.idle, .httpError)),
+        Case(name: "503 with Retry-After", faults: [(.busy(retryAfter: 30), nil)], expected: .stopped(.idle, .httpError)),
     ]
 
     @Test(arguments: cases)
