@@ -41,7 +41,7 @@ public final class Engine: Sendable {
         transfers.fetcher.onPlayback { itemID, size in playback.start(itemID: itemID, size: size) }
         licences.onChange { _ in scheduler.poke() }
         transfers.fetcher.onBytesClaimed { scheduler.cacheGrew() }
-        transfers.fetcher.onSpaceShortage { scheduler.spaceRanOut() }
+        transfers.fetcher.room.onShortage { scheduler.spaceRanOut() }
         transfers.fetcher.onLastReaderClosed { [weak self] itemID in self?.lastReaderClosed(itemID) }
     }
 

@@ -31,8 +31,9 @@ public final class RangeFetcher: Sendable {
     private let flusher = Flusher()
     /// The cache files' descriptors, a bounded number of them (`CacheDescriptors`).
     private let descriptors: CacheDescriptors
-    /// The disk space cache writes leave to the store (`FetchSettings.keepFree`).
-    private let room: DiskRoom
+    /// The disk space cache writes leave to the store (`FetchSettings.keepFree`); tells the
+    /// engine when a write found none (`DiskRoom.onShortage`).
+    let room: DiskRoom
     /// Opens connections ahead of reads a listing suggests (nil: `connectionWarmInterval` is off).
     private let warmer: ConnectionWarmer?
     /// Items of a folder listed before the warm-up started (`expectReads`).
@@ -415,12 +416,6 @@ public final class RangeFetcher: Sendable {
         flusher.onFlushed(handler)
     }
 
-    /// Calls `handler` when a cache write found no room on the disk: the engine then evicts
-    /// streamed items at once (`Scheduler.spaceRanOut`).
-    public func onSpaceShortage(_ handler: @escaping @Sendable () -> Void) {
-        room.onShortage(handler)
-    }
-
     /// Calls `handler` whenever a file's last missing bytes are flushed and claimed, whether a
     /// download or a reader fetched them (so a streamed item can become `cached`).
     public func onFileCompleted(_ handler: @escaping @Sendable (_ itemID: Int64, _ file: CacheFileKey) -> Void) {
@@ -428,17 +423,12 @@ public final class RangeFetcher: Sendable {
     }
 
     /// The pages a download wrote through the page cache leave it once the flush that
-    /// completes the file has synced them. A download of gigabytes would otherwise push out the
-    /// memory of the programs the user is running; and those pages are small and scattered
-    /// (written piece by piece as bytes arrived), so reading the item again from them is
-    /// slower than reading the pages the kernel's read-ahead makes from the disk
-    /// (docs/transfers.md). Blocks written past the page cache (`O_DIRECT`,
-    /// the usual way) leave none. While a reader has the item open, the newest flushes' pages
-    /// stay for it.
-    ///
-    /// The pages readers brought in stay: a file read again just after its download ended
-    /// is then read from memory, not from the disk. Only once, at completion: a cached item
-    /// read again keeps its pages.
+    /// completes the file has synced them: a download of gigabytes would otherwise push out
+    /// the memory of the programs the user runs, and those small scattered pages read slower
+    /// than the kernel's read-ahead from the disk (docs/transfers.md). Blocks written past the
+    /// page cache (`O_DIRECT`, the usual way) leave none. While a reader has the item open, the
+    /// newest flushes' pages stay for it. The pages readers brought in stay (a file read again
+    /// just after its download ended reads from memory); only at completion.
     private func fileCompleted(_ file: CachedFile) {
         // Handlers first: a completed download's checksum is read from these pages.
         for handler in completionHandlers.withLock({ $0 }) { handler(file.itemID, file.key) }
