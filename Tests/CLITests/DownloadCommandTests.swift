@@ -117,10 +117,17 @@ struct DownloadCommandTests {
         let pause = try cli.run("pause", refs[0])
         #expect(pause.status != 0)
         #expect(pause.stderr.contains("pid \(first.processIdentifier)"), "\(pause.stderr)")
-        // While read-only status still works and names the engine
+        // While read-only status still works and names the engine, its item downloading
         let status = try cli.run("status")
         #expect(status.status == 0)
         #expect(status.stdout.contains("engine: pid \(first.processIdentifier)"), "\(status.stdout)")
+        #expect(status.stdout.contains("downloading"), "\(status.stdout)")
+        // And once that engine is killed, status shows its item queued (nothing downloads)
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let after = try cli.run("status")
+        #expect(!after.stdout.contains("downloading") && after.stdout.contains("queued"), "\(after.stdout)")
+        #expect(!after.stdout.contains("engine: pid"), "\(after.stdout)")
     }
 
     @Test func commandsWithoutAnEngineChangeTheStore() throws {

@@ -24,14 +24,18 @@ struct StatusCommand: ParsableCommand {
         let start = ContinuousClock.now
         repeat {
             let elapsed = (ContinuousClock.now - start) / .seconds(1)
-            let rows = StatusReport.rows(try library.items(.notDiscovered), meter: &meter, at: elapsed)
+            let holder = EngineLock.holder(folder: library.folder).flatMap { kill($0.pid, 0) == 0 || errno == EPERM ? $0 : nil }
+            var items = try library.items(.notDiscovered)
+            // With no engine running, nothing downloads: an engine killed mid-download left
+            // these, and the next one queues them again (`Engine.start`).
+            if holder == nil { items = items.map { item in var item = item; if item.state == "downloading" { item.state = "queued" }; return item } }
+            let rows = StatusReport.rows(items, meter: &meter, at: elapsed)
             if json {
                 try printJSON(rows)
             } else {
                 if watch, isatty(1) == 1 { print("\u{1B}[H\u{1B}[2J", terminator: "") }
                 print(StatusReport.table(rows, now: Date()), terminator: "")
-                let holder = EngineLock.holder(folder: library.folder)
-                if let holder, kill(holder.pid, 0) == 0 {
+                if let holder {
                     print("engine: pid \(holder.pid)" + (holder.mountpoint.map { ", mounted on \($0)" } ?? ""))
                 }
             }
