@@ -46,7 +46,8 @@ final class CachedFile: Sendable {
     /// Trusts only what the store says is on disk (`stored`). The cache file is opened here
     /// only to check that it still backs those claims; else at first use (`CacheFile`).
     init(itemID: Int64, key: CacheFileKey, stored: StoredCacheFile, path: String, descriptors: CacheDescriptors,
-         room: DiskRoom = DiskRoom(keepFree: 0), loop: TransferLoop, index: any CacheIndex, settings: FetchSettings, flusher: Flusher, callbacks: DispatchQueue,
+         room: DiskRoom = DiskRoom(keepFree: 0), loop: TransferLoop, index: any CacheIndex, settings: FetchSettings,
+         flusher: Flusher, callbacks: DispatchQueue,
          staging: StagingPool? = nil, blockWrites: DispatchQueue? = nil,
          onCompletelyCommitted: @escaping @Sendable (CachedFile) -> Void = { _ in }) throws {
         self.itemID = itemID
@@ -105,7 +106,11 @@ final class CachedFile: Sendable {
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
         // `gathered`: blocks holding bytes that arrived but are not in the file yet, which go
         // to the file now (the fetch may stall before the block fills).
-        enum Outcome { case ready, inMemory(BytesInMemory), failed(FetchError), waiting(Int, FetchChanges, gathered: [StagingBlock]) }
+        // `received`: the file's count of arrived bytes, where the wait's deadline starts from.
+        enum Outcome {
+            case ready, inMemory(BytesInMemory), failed(FetchError)
+            case waiting(Int, FetchChanges, gathered: [StagingBlock], received: Int64)
+        }
         let timeLeft = deadline.map { $0 - .now }.flatMap { $0 < .seconds(86_400) ? $0 : nil }
         let timer = timeLeft.map { _ in WaitDeadline() }
         let bytes = bytes.map { bytes in { @Sendable pieces in timer?.end(); bytes(pieces) } }
@@ -119,7 +124,7 @@ final class CachedFile: Sendable {
             s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), length: length, bytes: bytes,
                                    completion: completion)
             return .waiting(id, s.plan(settings),
-                            gathered: s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) })
+                            gathered: s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) }, received: s.received)
         }
         switch outcome {
         case .ready:
@@ -131,11 +136,11 @@ final class CachedFile: Sendable {
         case .failed(let error):
             callbacks.async { completion(.failure(error)) }
             return nil
-        case .waiting(let id, let changes, let gathered):
+        case .waiting(let id, let changes, let gathered, let received):
             for block in gathered { writeOut(block) }
             apply(changes)
             if let timer, let timeLeft {
-                endWaitWithoutProgress(id, timer: timer, after: timeLeft, received: state.withLock { $0.received })
+                endWaitWithoutProgress(id, timer: timer, after: timeLeft, received: received)
             }
             return id
         }
