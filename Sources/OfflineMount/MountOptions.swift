@@ -12,6 +12,10 @@ public import OfflineEngine
 public struct MountOptions: Hashable, Sendable {
     /// How long a read waits for missing bytes before failing with `EIO` (`read-timeout=30s`).
     public var readTimeout: Duration = .seconds(30)
+    /// How long a player's, transcoder's or copier's read rides out an origin out of reach
+    /// (`outage-timeout=2m`): longer than mpv's 60 s on a URL, so a minute without a link
+    /// (a tunnel, a router's restart) stalls a playback instead of ending it.
+    public var outageTimeout: Duration = .seconds(120)
     /// How often the tree is checked against the store (`refresh=1s`).
     public var refreshInterval: Duration = .seconds(1)
     /// Seconds the kernel may cache names and attributes (`cache-timeout=60s`). Every change
@@ -51,6 +55,8 @@ public struct MountOptions: Hashable, Sendable {
             switch name {
             case "read-timeout", "read_timeout":
                 options.readTimeout = try duration(name, value)
+            case "outage-timeout", "outage_timeout":
+                options.outageTimeout = try duration(name, value)
             case "refresh":
                 options.refreshInterval = try duration(name, value)
             case "cache-timeout", "cache_timeout":

@@ -77,7 +77,8 @@ public final class OfflineFileSystem: FileSystemOperations {
         events = EventsFile(view: view)
         let refresh = RefreshBox()
         control = ControlFile(performer: performer, view: view, logger: logger) { refresh.run() }
-        let reading = LibraryReader(fetcher: fetcher, view: view, readTimeout: options.readTimeout)
+        let reading = LibraryReader(fetcher: fetcher, view: view, readTimeout: options.readTimeout,
+                                    outageTimeout: options.outageTimeout)
         let hls = HLSFiles(streams: hlsStreams, library: reading, view: view,
                            readTimeout: options.readTimeout, clock: clock, logger: logger)
         self.hls = hls

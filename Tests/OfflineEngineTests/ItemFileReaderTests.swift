@@ -62,6 +62,37 @@ import Testing
         }
     }
 
+    /// A link that hangs longer than the read bound (a tunnel): a player's read waits on to
+    /// its own, longer bound (`outage-timeout`) and gets the bytes once the origin answers
+    /// again; `cat`'s read fails by the read bound.
+    @Test(arguments: [ReaderClass.player, .other])
+    func aPlayersReadOutlastsAHangLongerThanTheReadBound(readerClass: ReaderClass) throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 300_000
+        let item = try fixture.addItem("v.mp4", size: size, seed: 6)
+        defer { fixture.origin.releaseStalls() }
+        // Two requests hang (the fixture's stall limit ends each after 1 s), the third answers
+        fixture.origin.setFault("/v.mp4", .stallBeforeHeaders(seconds: 20), times: 2)
+        let reading = LibraryReader(fetcher: fixture.fetcher, view: LibraryView(store: fixture.store),
+                                    readTimeout: .milliseconds(700), outageTimeout: .seconds(10),
+                                    outageRetryInterval: .milliseconds(50))
+        let open = reading.openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false, readerClass: readerClass)
+        defer { open.reader.close() }
+        let start = ContinuousClock.now
+        let answers = read(open.reader, at: 0, count: 4096).value
+        #expect(answers.count == 1)
+        if readerClass == .player {
+            #expect(answers.first.flatMap(bytes(of:)).map { Data($0) } == GeneratedBytes(size: size, seed: 6).bytes(in: 0..<4096))
+            #expect(ContinuousClock.now - start > .milliseconds(1500))
+        } else {
+            // The wait's deadline, or under load the transfer's stall limit first
+            guard case .failure(let error)? = answers.first else { Issue.record("answers: \(answers)"); return }
+            #expect(error.code == .timedOut || error.reason == .timeout, "\(error)")
+            #expect(ContinuousClock.now - start < .milliseconds(1500))
+        }
+    }
+
     @Test func aCachedRangeIsAnsweredAtOnceAsARegionOfTheCacheFileCutAtTheEnd() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

@@ -22,6 +22,13 @@ struct TreeUnitTests {
         #expect(options.readTimeout == .milliseconds(timeoutMilliseconds))
     }
 
+    @Test func playersRideOutTwoMinutesUnlessToldOtherwise() throws {
+        #expect(try MountOptions.parse([]).outageTimeout == .seconds(120))
+        #expect(try MountOptions.parse(["outage-timeout=5m"]).outageTimeout == .seconds(300))
+        #expect(try MountOptions.parse(["outage_timeout=10s,read-timeout=3s"]).outageTimeout == .seconds(10))
+        #expect(throws: MountOptions.ParseError.self) { try MountOptions.parse(["outage-timeout=soon"]) }
+    }
+
     /// The tree checks the library once a second for the life of a mount, reading its build
     /// hook each time: the hook must be no deeper to call after a thousand checks. (It was
     /// two reabstraction thunks deeper after each: the tree thread's stack grew ~4 KiB a

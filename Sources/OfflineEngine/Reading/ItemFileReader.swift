@@ -230,7 +230,8 @@ public final class ItemFileReader: Sendable {
 
     /// Asks the fetcher for missing bytes; whichever of their arrival (or the fetcher's
     /// failure by the read bound) and a cancel comes first answers. A reader that rides out
-    /// outages asks again, every `outageRetryInterval`, while the origin is out of reach.
+    /// outages asks again, every `outageRetryInterval`, while the origin is out of reach,
+    /// until its own bound (`outageTimeout`).
     private func waitFor(_ range: ByteRange, readAhead: Int64, length: FetchLength, cancellation: ReadCancellation,
                          answer: @escaping @Sendable (ReadAnswer) -> Void) {
         let once = AnswerOnce(answer)
@@ -241,7 +242,8 @@ public final class ItemFileReader: Sendable {
         let deliver: @Sendable (@escaping @Sendable () -> ReadAnswer) -> Void = { make in
             if large { replies.async { once(make()) } } else { once(make()) }
         }
-        ask(range, readAhead: readAhead, length: length, deadline: .now + reading.readTimeout, once: once, deliver: deliver,
+        let bound = readerClass.ridesOutOutages ? reading.outageTimeout : reading.readTimeout
+        ask(range, readAhead: readAhead, length: length, deadline: .now + bound, once: once, deliver: deliver,
             cancellation: cancellation)
     }
 

@@ -22,14 +22,22 @@ public final class LibraryReader: Sendable {
     private let wholeAtLastOpen = Mutex<Set<Int64>>([])  // leaf lock
     private let sizeWatchers = Mutex<[@Sendable (Int64) -> Void]>([])  // leaf lock
 
+    /// The read bound of readers that ride out outages (`ReaderClass.ridesOutOutages`).
+    let outageTimeout: Duration
     /// How often a player's or a copier's read asks again while the origin is out of reach.
     let outageRetryInterval: Duration
 
-    /// - Parameter readTimeout: the read bound: a read whose bytes cannot be had by then fails.
-    public init(fetcher: RangeFetcher, view: LibraryView, readTimeout: Duration, outageRetryInterval: Duration = .seconds(1)) {
+    /// - Parameters:
+    ///   - readTimeout: the read bound: a read whose bytes neither are here nor arrive within
+    ///     it fails.
+    ///   - outageTimeout: the same bound for players, transcoders and copiers, which ask again
+    ///     meanwhile (never shorter than `readTimeout`).
+    public init(fetcher: RangeFetcher, view: LibraryView, readTimeout: Duration, outageTimeout: Duration? = nil,
+                outageRetryInterval: Duration = .seconds(1)) {
         self.fetcher = fetcher
         self.view = view
         self.readTimeout = readTimeout
+        self.outageTimeout = max(readTimeout, outageTimeout ?? readTimeout)
         self.outageRetryInterval = outageRetryInterval
     }
 
