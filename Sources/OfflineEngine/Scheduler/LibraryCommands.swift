@@ -44,7 +44,7 @@ public struct LibraryCommands: CommandPerformer {
             try store.setLocked(itemID: item.id, false)
             return "\(name(item)): unlocked"
         case .renew(let reference): return try renew(resolve(reference))
-        case .acquire(let reference): return try renew(resolve(reference), done: "licence acquired")
+        case .acquire(let reference): return try renew(resolve(reference), verb: "acquire", done: "licence acquired")
         case .played(let reference, let span): return try played(resolve(reference), span)
         case .setWatched(let reference, let watched):
             let item = try resolve(reference)
@@ -237,7 +237,7 @@ public struct LibraryCommands: CommandPerformer {
 
     /// Acquires the item's licence again (or for the first time: `acquire`), without
     /// downloading anything.
-    private func renew(_ item: Item, done: String = "licence renewed") throws -> String {
+    private func renew(_ item: Item, verb: String = "renew", done: String = "licence renewed") throws -> String {
         let licences = engine?.licences ?? Licences(store: store, client: library.client, clock: SystemClock())
         let work = { @Sendable () throws -> String in
             do {
@@ -251,8 +251,8 @@ public struct LibraryCommands: CommandPerformer {
                 return "\(name(item)): \(done), expires \(licence.expiresAt.map(LicenceClock.iso) ?? "never")"
             } catch {
                 _ = try? store.appendEvent(kind: .error, itemID: item.id, sourceID: item.sourceID,
-                                           message: "\(name(item)): renew failed: \(error)")
-                throw EngineError.invalidArgument("\(name(item)): renew failed: \(error)")
+                                           message: "\(name(item)): \(verb) failed: \(error)")
+                throw EngineError.invalidArgument("\(name(item)): \(verb) failed: \(error)")
             }
         }
         guard let engine else { return try work() }

@@ -79,9 +79,10 @@ struct DownloadCommand: ParsableCommand {
     /// The mount's engine downloads: watch the store until every item has ended, as an engine
     /// of this process is watched.
     private func waitThroughMount() throws {
-        let store = try options.open().store
+        let library = try options.open()
+        let store = library.store
         let ids = try references.map { try ItemReference.resolve($0, in: store).id }
-        let failures = DownloadWatch(store: store, itemIDs: ids, tty: isatty(1) == 1).run()
+        let failures = DownloadWatch(store: store, library: library.folder, itemIDs: ids, tty: isatty(1) == 1).run()
         if failures > 0 { throw notDownloaded(failures, of: ids.count) }
     }
 

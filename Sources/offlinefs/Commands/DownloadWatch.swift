@@ -16,6 +16,8 @@ struct DownloadWatch {
     /// states the watch sees, for an engine in another process).
     var attempts: ((Int64) -> Int)?
     let retryLimit: Int
+    /// Whether the engine doing the downloads still runs (a mount's may end first).
+    var engineRuns: () -> Bool = { true }
 
     /// Follows the downloads of `engine`, which runs in this process.
     init(engine: Engine, itemIDs: [Int64], tty: Bool) {
@@ -27,12 +29,13 @@ struct DownloadWatch {
         retryLimit = (try? engine.store.policy(.retryLimit)) ?? 3
     }
 
-    /// Follows the downloads of a mounted engine through `store`.
-    init(store: LibraryStore, itemIDs: [Int64], tty: Bool) {
+    /// Follows the downloads of a mounted engine through `store`, until that mount ends.
+    init(store: LibraryStore, library: URL, itemIDs: [Int64], tty: Bool) {
         self.itemIDs = itemIDs
         self.tty = tty
         item = { try? store.item(id: $0) }
         retryLimit = (try? store.policy(.retryLimit)) ?? 3
+        engineRuns = { RunningMount.controlFile(for: library) != nil }
     }
 
     /// Returns the number of items that did not end `cached`.
@@ -76,6 +79,10 @@ struct DownloadWatch {
             }
             fflush(nil)
             if items.count == itemIDs.count, items.allSatisfy({ ended($0, retries: seenRetrying[$0.id] ?? 0) }) { break }
+            guard engineRuns() else {
+                FileHandle.standardError.write(Data("the mount's engine ended before the downloads did; 'offlinefs mount' or 'offlinefs download --wait' goes on with them\n".utf8))
+                break
+            }
             usleep(200_000)
         }
         var failures = 0
