@@ -93,6 +93,42 @@ import Testing
         }
     }
 
+    /// A backup with the origin down: the first read rides the outage out to the bound; the
+    /// reads after it, of that file or another of the same origin, fail at once, until the
+    /// origin answers again and a short outage is ridden out as before.
+    @Test func onceAnOutageOutlastedTheBoundReadsFailAtOnceUntilTheOriginAnswers() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 300_000
+        let first = try fixture.addItem("a.mp4", size: size, seed: 1)
+        let second = try fixture.addItem("b.mp4", size: size, seed: 2)
+        let reading = LibraryReader(fetcher: fixture.fetcher, view: LibraryView(store: fixture.store),
+                                    readTimeout: .milliseconds(300), outageTimeout: .seconds(1),
+                                    outageRetryInterval: .milliseconds(50))
+        func timedRead(_ item: Item, at offset: Int64) -> (answer: ReadAnswer?, took: Duration) {
+            let open = reading.openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false, readerClass: .copier)
+            defer { open.reader.close() }
+            let start = ContinuousClock.now
+            let answers = read(open.reader, at: offset, count: 4096).value
+            return (answers.first, ContinuousClock.now - start)
+        }
+        fixture.origin.setFault("/a.mp4", .status(503))
+        fixture.origin.setFault("/b.mp4", .status(503))
+        let ridden = timedRead(first, at: 0)
+        #expect(ridden.took >= .milliseconds(800), "\(ridden.took)")
+        for (item, offset) in [(first, Int64(100_000)), (second, 0)] {
+            let atOnce = timedRead(item, at: offset)
+            guard case .failure(let error)? = atOnce.answer else { Issue.record("answer: \(String(describing: atOnce.answer))"); return }
+            #expect(error.reason == .httpStatus(503))
+            #expect(atOnce.took < .milliseconds(300), "\(atOnce.took)")
+        }
+        // The origin answers: a read gets its bytes, and a later short outage is ridden out
+        fixture.origin.clearFaults()
+        #expect(timedRead(first, at: 0).answer.flatMap(bytes(of:)).map { Data($0) } == GeneratedBytes(size: size, seed: 1).bytes(in: 0..<4096))
+        fixture.origin.setFault("/b.mp4", .status(503), times: 2)
+        #expect(timedRead(second, at: 0).answer.flatMap(bytes(of:)).map { Data($0) } == GeneratedBytes(size: size, seed: 2).bytes(in: 0..<4096))
+    }
+
     @Test func aCachedRangeIsAnsweredAtOnceAsARegionOfTheCacheFileCutAtTheEnd() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

@@ -255,10 +255,15 @@ public final class ItemFileReader: Sendable {
             itemID: itemID, file: key, range: range, readAhead: readAhead, length: length,
             deadline: deadline,
             // Once all of them have arrived, before they are in the cache file.
-            bytes: { bytes in deliver { .memory(bytes) } },
+            bytes: { [self] bytes in
+                reading.outages.answered(origin)
+                deliver { .memory(bytes) }
+            },
             completion: { [self] result in
                 switch result {
-                case .success: deliver { self.available(range) ?? self.fromCacheFile(range) }
+                case .success:
+                    reading.outages.answered(origin)
+                    deliver { self.available(range) ?? self.fromCacheFile(range) }
                 case .failure(let error) where asksAgain(after: error, retriedForSpace: retriedForSpace) && .now + retry < deadline:
                     // Out of space, the engine evicts streamed items meanwhile (`DiskRoom`):
                     // every reader asks once again, players and copiers until the read bound.
@@ -281,10 +286,17 @@ public final class ItemFileReader: Sendable {
     }
 
     /// Whether a read that failed with `error` asks again: while the origin is out of reach
-    /// (players and copiers), or once the engine has made room on a full disk.
+    /// (players and copiers, an outage younger than their bound), or once the engine has made
+    /// room on a full disk.
     private func asksAgain(after error: FetchError, retriedForSpace: Bool) -> Bool {
         if error.reason == .noSpace { return !retriedForSpace || readerClass.ridesOutOutages }
-        return readerClass.ridesOutOutages && error.isOutage
+        guard error.isOutage, let origin else { return false }
+        return reading.outages.failed(origin) && readerClass.ridesOutOutages
+    }
+
+    /// `scheme://host:port` of the file's origin, whose outages readers share (`OriginOutages`).
+    private var origin: String? {
+        (try? reading.fetcher.cachedFile(itemID: itemID, key: key)).flatMap { ConnectionWarmer.originKey($0.origin.url) }.map(String.init)
     }
 
     /// Asks early for the bytes a sequential reader will want next (`ReadPattern.prefetch`).

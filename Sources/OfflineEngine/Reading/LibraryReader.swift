@@ -24,6 +24,7 @@ public final class LibraryReader: Sendable {
 
     /// The read bound of readers that ride out outages (`ReaderClass.ridesOutOutages`).
     let outageTimeout: Duration
+    let outages: OriginOutages
     /// How often a player's or a copier's read asks again while the origin is out of reach.
     let outageRetryInterval: Duration
 
@@ -38,6 +39,7 @@ public final class LibraryReader: Sendable {
         self.view = view
         self.readTimeout = readTimeout
         self.outageTimeout = max(readTimeout, outageTimeout ?? readTimeout)
+        outages = OriginOutages(bound: self.outageTimeout)
         self.outageRetryInterval = outageRetryInterval
     }
 
