@@ -66,6 +66,8 @@ struct CatalogMerger {
         var state: ItemState
         var fileName: String?
         var inCatalog: Bool
+        /// The size the feed stated at the last merge (`metadata.size` may be the origin's).
+        var feedSize: Int64?
 
         init(columns c: SQLiteColumns) {
             id = c.int64(0)
@@ -73,6 +75,7 @@ struct CatalogMerger {
             state = c.text(12).flatMap(ItemState.init(rawValue:)) ?? .failed
             fileName = c.text(13)
             inCatalog = c.bool(14)
+            feedSize = c.optionalInt64(16)
         }
     }
 
@@ -105,7 +108,7 @@ struct CatalogMerger {
         // NFC/NFD twins are two items.
         find = try SQLiteProbe(db, sql: """
             SELECT id, title, type, mediaURL, size, mimeType, duration, publishedAt, summary,
-                   thumbnailURL, subtitles, sha256, state, fileName, inCatalog, thumbnailSize
+                   thumbnailURL, subtitles, sha256, state, fileName, inCatalog, thumbnailSize, feedSize
             FROM item WHERE sourceID = ? AND contentID = ?
             """)
         nameTaken = try SQLiteProbe(db, sql: "SELECT 1 FROM item WHERE fileName = ?")
@@ -139,13 +142,13 @@ struct CatalogMerger {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO item (sourceID, title, type, mediaURL, size, mimeType, duration, publishedAt, summary,
                               thumbnailURL, subtitles, sha256, thumbnailSize, contentID, fileName, state, addedAt, updatedAt,
-                              inCatalog)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'discovered', ?, ?, 1)
+                              inCatalog, feedSize)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'discovered', ?, ?, 1, ?)
             """)
         let update = try db.cachedStatement(sql: """
             UPDATE item SET title = ?, type = ?, mediaURL = ?, size = ?, mimeType = ?, duration = ?, publishedAt = ?,
                 summary = ?, thumbnailURL = ?, subtitles = ?, sha256 = ?, thumbnailSize = ?, fileName = ?, inCatalog = 1,
-                updatedAt = ?
+                updatedAt = ?, feedSize = ?
             WHERE id = ?
             """)
 
@@ -154,23 +157,16 @@ struct CatalogMerger {
             if var old = try find.firstRow(.integer(sourceID), .text(entry.contentID), body: Existing.init(columns:)) {
                 progress.pageIDs.append(old.id)
                 guard progress.seen.insert(old.id).inserted else { continue } // first listing wins
-                // The origin's size, which its answers gave the cached bytes, wins over a feed
-                // that states another for the same URL (a wrong length, stated again at every
-                // sync); a changed origin file shows at its next fetch.
-                if metadata.size != old.metadata.size, metadata.mediaURL == old.metadata.mediaURL,
-                   let known = try originSize.firstRow(.integer(old.id), body: { $0.optionalInt64(0) }) ?? nil,
-                   known == old.metadata.size {
-                    metadata.size = known
-                }
+                let feedSize = try size(of: &metadata, old: old)
                 let categories = try categoryIDs(for: entry.categoryPaths)
                 var changed = false
-                if old.metadata != metadata || !old.inCatalog || old.fileName == nil {
+                if old.metadata != metadata || !old.inCatalog || old.fileName == nil || old.feedSize != feedSize {
+                    changed = old.metadata != metadata || !old.inCatalog || old.fileName == nil
                     if old.fileName == nil {
                         old.fileName = try uniqueFileName(for: entry)
                         if old.state == .metadataPending { progress.report.resolvedPendingItemIDs.append(old.id) }
                     }
-                    try update.execute(arguments: StatementArguments(metadata.arguments + [old.fileName, now, old.id]))
-                    changed = true
+                    try update.execute(arguments: StatementArguments(metadata.arguments + [old.fileName, now, feedSize, old.id]))
                 }
                 let links = try Set(Int64.fetchCursor(linksOf, arguments: [old.id]))
                 changed = try relink(itemID: old.id, from: links, to: categories) || changed
@@ -181,7 +177,7 @@ struct CatalogMerger {
                 let categories = try categoryIDs(for: entry.categoryPaths)
                 let fileName = try uniqueFileName(for: entry)
                 try insert.execute(arguments: StatementArguments(
-                    [sourceID] + metadata.arguments + [entry.contentID, fileName, now, now]))
+                    [sourceID] + metadata.arguments + [entry.contentID, fileName, now, now, metadata.size]))
                 let id = db.lastInsertedRowID
                 progress.seen.insert(id)
                 progress.pageIDs.append(id)
@@ -193,6 +189,28 @@ struct CatalogMerger {
                 }
             }
         }
+    }
+
+    /// The size an item keeps when its feed is merged again, set in `metadata`; returns the
+    /// feed's size to record. For the same URL the origin's size, which its answers gave the
+    /// item, wins over a feed that states the same length as before (a wrong one, stated
+    /// again at every sync), cached or evicted. A new length is news of a new file: it is
+    /// taken, except while the cached bytes, of the version before, are kept; then it is
+    /// taken once they are evicted (the feed's size is left as it was meanwhile).
+    private func size(of metadata: inout Metadata, old: Existing) throws -> Int64? {
+        let stated = metadata.size
+        guard metadata.mediaURL == old.metadata.mediaURL else { return stated }
+        if stated == old.feedSize {
+            metadata.size = old.metadata.size
+            return stated
+        }
+        if stated != old.metadata.size,
+           let known = try originSize.firstRow(.integer(old.id), body: { $0.optionalInt64(0) }) ?? nil,
+           known == old.metadata.size {
+            metadata.size = known
+            return old.feedSize
+        }
+        return stated
     }
 
     /// After the whole catalog was merged: the source's items it did not list are deleted if

@@ -21,6 +21,7 @@ enum StoreSchema {
         migrator.registerMigration("v11", migrate: v11)
         migrator.registerMigration("v12", migrate: v12)
         migrator.registerMigration("v13", migrate: v13)
+        migrator.registerMigration("v14", migrate: v14)
         return migrator
     }
 
@@ -296,5 +297,12 @@ enum StoreSchema {
                 UNIQUE (sourceID, url)
             );
             """)
+    }
+
+    /// v14: the size the feed last stated for each item, apart from the size shown (`size`),
+    /// which the origin's answers may have corrected. A sync that states the same wrong length
+    /// again keeps the origin's size, after an eviction too; a new length is news of a new file.
+    private static func v14(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE item ADD COLUMN feedSize INTEGER")
     }
 }

@@ -51,6 +51,36 @@ struct CatalogMergeTests {
         }
     }
 
+    /// A backup's rsync copies the size shown: after an eviction the feed's wrong length must
+    /// not come back (it copied 8,408,542 bytes of a 9,408,542-byte file, exit 0), and a new
+    /// length (the publisher replaced the file) is taken once the old version's bytes are gone.
+    @Test("The origin's size outlives an eviction; a new stated size is taken once the bytes before are gone")
+    func theOriginsSizeOutlivesAnEviction() throws {
+        try withLibrary { store, _ throws in
+            let source = try store.addSource(name: "pod", feedURL: "https://pod.example/feed.xml")
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)], isComplete: true, now: t0)
+            let id = try #require(try store.item(source: "pod", contentID: "ep-1")).id
+            try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100],
+                                          validator: CacheValidator(etag: "\"v1\"", lastModified: nil, totalSize: 5000))
+            try store.setSize(itemID: id, 5000)
+            // Evicted, and the feed states its wrong length again: the origin's size stays
+            try store.clearPresentRanges(itemID: id)
+            let again = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)],
+                                               isComplete: true, now: t1)
+            #expect(try store.item(id: id)?.size == 5000)
+            #expect(again.updated == 0 && again.unchanged == 1)
+            // Cached again (version 1), then the feed states a new length: the cached version's
+            // size shows while its bytes are kept, and the new one once they are evicted
+            try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100],
+                                          validator: CacheValidator(etag: "\"v1\"", lastModified: nil, totalSize: 5000))
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 3000)], isComplete: true, now: t1)
+            #expect(try store.item(id: id)?.size == 5000)
+            try store.clearPresentRanges(itemID: id)
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 3000)], isComplete: true, now: t1)
+            #expect(try store.item(id: id)?.size == 3000)
+        }
+    }
+
     @Test("New content ids are inserted as discovered, with file names and categories")
     func addsItems() throws {
         try withLibrary { store, _ throws in
