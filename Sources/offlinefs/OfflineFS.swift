@@ -39,6 +39,7 @@ struct OfflineFS: ParsableCommand {
         do {
             var command = try parseAsRoot(Self.valuesKeptAsValues(Array(CommandLine.arguments.dropFirst())))
             try command.run()
+            try OutputError.checkPrinted()
         } catch {
             exit(withError: ErrorMessages.translate(error))
         }

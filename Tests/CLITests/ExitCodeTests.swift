@@ -42,6 +42,19 @@ struct ExitCodeTests {
         #expect(list.stderr.isEmpty)
     }
 
+    /// `offlinefs ls > list.txt && use list.txt` on a full disk: the output that could not be
+    /// written is a failure (it was status 0 for text, and a crash for `--json`).
+    @Test(arguments: [["ls"], ["ls", "--json"], ["status"], ["status", "--json"], ["source", "list", "--json"], ["get"]])
+    func outputThatCannotBeWrittenIsOne(command: [String]) throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        try cli.run("source", "add", "acme", "http://127.0.0.1:1/catalog.json")
+        let full = try ChildProcess.run(["sh", "-c", "exec \"$0\" \"$@\" > /dev/full", CLIRunner.executable.path]
+                                        + command + ["--library", cli.library.path])
+        #expect(full.status == 1 && full.stderr == "Error: cannot write the output: No space left on device\n",
+                "status \(full.status) signal \(String(describing: full.signal)): \(full.stderr.prefix(300))")
+    }
+
     /// A command that only reads (or acts on items) does not make a library where there is
     /// none: a mistyped path says so instead of showing an empty library it just created.
     @Test func aFolderWithoutALibraryIsOneAndStaysEmpty() throws {

@@ -6,6 +6,7 @@
 
 #include <malloc.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
 
 /// Gives the memory malloc holds free back to the system (every arena, not only the top of
@@ -32,5 +33,11 @@ int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 /// Makes a spawned child start with no signal blocked and every signal at its default (the
 /// spawner's threads block some, and a child inherits ignored signals), plus `flags`.
 int csystem_spawn_default_signals(posix_spawnattr_t *attributes, short flags);
+
+/// Writes out what standard output holds; returns 1 when it, or an earlier write of it,
+/// failed (Swift 6 cannot name C's `stdout`, a mutable global).
+static inline int csystem_standard_output_failed(void) {
+    return fflush(stdout) != 0 || ferror(stdout);
+}
 
 #endif

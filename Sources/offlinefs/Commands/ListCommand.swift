@@ -66,7 +66,7 @@ struct ListCommand: ParsableCommand {
             try library.forEachItem(filter) { item in
                 if listed(item) { try printer.add(item) }
             }
-            printer.finish()
+            try printer.finish()
             return
         }
         let items = Self.sorted(try library.items(filter).filter(listed), by: order)

@@ -39,8 +39,10 @@ struct StatusCommand: ParsableCommand {
                     print("engine: pid \(holder.pid)" + (holder.mountpoint.map { ", mounted on \($0)" } ?? ""))
                 }
             }
-            fflush(nil)
-            if watch { usleep(1_000_000) }
+            if watch {
+                fflush(nil)
+                usleep(1_000_000)
+            }
         } while watch
     }
 }

@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 
 func formatDate(_ date: Date) -> String {
@@ -6,9 +7,34 @@ func formatDate(_ date: Date) -> String {
 
 /// Pretty, key-sorted JSON on stdout, dates as ISO-8601.
 func printJSON<T: Encodable>(_ value: T) throws {
-    let data = try makeJSONEncoder().encode(value)
-    FileHandle.standardOutput.write(data)
-    FileHandle.standardOutput.write(Data("\n".utf8))
+    try writeStandardOutput(Array(try makeJSONEncoder().encode(value)) + Array("\n".utf8))
+}
+
+/// Writes `bytes` to standard output, after what `print` holds; a failure (a full disk) is
+/// an error the command ends with, where `FileHandle.write` stops the program with a trap.
+func writeStandardOutput(_ bytes: [UInt8]) throws {
+    try OutputError.checkPrinted()
+    var rest = bytes[...]
+    while !rest.isEmpty {
+        let written = rest.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { throw OutputError(code: errno) }
+        rest = rest.dropFirst(written)
+    }
+}
+
+/// Standard output could not take the output (`ls --json > /dev/full`).
+struct OutputError: Error, CustomStringConvertible {
+    var code: Int32
+    var description: String { "cannot write the output: \(String(cString: strerror(code)))" }
+
+    /// After a command ran: what `print` buffered goes out now, so a failure to write it
+    /// ends the command with status 1 instead of a truncated file and status 0.
+    static func checkPrinted() throws {
+        errno = 0
+        guard csystem_standard_output_failed() != 0 else { return }
+        throw OutputError(code: errno == 0 ? EIO : errno)
+    }
 }
 
 private func makeJSONEncoder() -> JSONEncoder {
@@ -38,17 +64,17 @@ struct JSONArrayPrinter {
             buffer.append(byte)
             lineStart = byte == UInt8(ascii: "\n")
         }
-        if buffer.count >= 1 << 16 { flush() }
+        if buffer.count >= 1 << 16 { try flush() }
     }
 
     /// Closes the array (an empty one prints as the encoder's `[\n\n]`).
-    mutating func finish() {
+    mutating func finish() throws {
         buffer += Array("\n]\n".utf8)
-        flush()
+        try flush()
     }
 
-    private mutating func flush() {
-        FileHandle.standardOutput.write(Data(buffer))
+    private mutating func flush() throws {
+        try writeStandardOutput(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 }
