@@ -55,6 +55,38 @@ struct DownloadCommandTests {
         #expect(lines.isSuperset(of: ["cached m0", "cached m1"]), "\(lines)")
     }
 
+    /// `timeout`, `kill` and a service stop send SIGTERM: the engine of `download --wait` stops
+    /// as a mount's does (it had been killed outright, leaving its hook's process running and
+    /// the item `downloading` with no engine), then the process ends by that signal.
+    @Test func downloadWaitStopsItsEngineOnSIGTERM() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let (cli, refs) = try setUp(origin)
+        defer { cli.removeLibrary() }
+        origin.setFault("/m1.mp4", .stallBeforeHeaders(seconds: 60))
+        defer { origin.releaseStalls() }
+        let hookPID = cli.library.appendingPathComponent("hook.pid")
+        try cli.run("set", "hook", "echo $$ > '\(hookPID.path)'; exec sleep 60")
+        let download = try ChildProcess.start([CLIRunner.executable.path, "download", refs[0], refs[1], "--wait",
+                                               "--library", cli.library.path])
+        defer { if !download.wait(deadline: 0) { download.kill(SIGKILL); _ = download.wait(deadline: 5) } }
+        // Once the first item's hook runs (the second item still waits on its origin)
+        let deadline = Date().addingTimeInterval(15)
+        var pid: pid_t?
+        while pid == nil, Date() < deadline {
+            pid = (try? String(contentsOf: hookPID, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            usleep(20_000)
+        }
+        let hook = try #require(pid)
+        download.kill(SIGTERM)
+        #expect(download.wait(deadline: 10))
+        let result = download.result()
+        #expect(result.signal == SIGTERM, "status \(result.status) signal \(String(describing: result.signal)): \(result.stderr)")
+        #expect(kill(hook, 0) != 0, "the hook's process \(hook) still runs")
+        let queued = try cli.run("ls", "--state", "queued")
+        #expect(queued.stdout.contains("Movie 1"), "\(queued.stdout)")
+    }
+
     @Test func progressBarsOnATerminal() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
             print("skipped: /usr/bin/script (util-linux) is needed to run the command on a pseudo-terminal")

@@ -65,9 +65,11 @@ struct DownloadCommand: ParsableCommand {
         for reference in references {
             do { items.append(try ItemReference.resolve(reference, in: library.store)) } catch { throw CLIError("\(error)") }
         }
+        let signals = StopOnSignals.install { engine.stop() }
         engine.start()
         let failures = DownloadWatch(engine: engine, itemIDs: items.map(\.id), tty: isatty(1) == 1).run()
         engine.stop(finishingHooks: true)  // the last item's events run the hook too
+        withExtendedLifetime(signals) {}
         if failures > 0 { throw notDownloaded(failures, of: items.count) }
     }
 

@@ -82,7 +82,12 @@ extension LibraryOptions {
         guard let control = RunningMount.controlFile(for: folder) else { return false }
         let library = try open()
         let client = ControlClient(controlFile: control, store: library.store)
-        for command in commands { try client.send(command) }
+        // Each is sent, refused or not, as without a mount.
+        var failures: [String] = []
+        for command in commands {
+            do { try client.send(command) } catch { failures.append("\(error)") }
+        }
+        if !failures.isEmpty { throw CLIError(failures.joined(separator: "; ")) }
         return true
     }
 }
