@@ -16,6 +16,9 @@ public struct MountOptions: Hashable, Sendable {
     /// (`outage-timeout=2m`): longer than mpv's 60 s on a URL, so a minute without a link
     /// (a tunnel, a router's restart) stalls a playback instead of ending it.
     public var outageTimeout: Duration = .seconds(120)
+    /// The fastest players are taken to play (`playback-speed=1`): their reads count as
+    /// played no faster than this many seconds of media a second (docs/playback.md).
+    public var playbackSpeed: Double = 1
     /// How often the tree is checked against the store (`refresh=1s`).
     public var refreshInterval: Duration = .seconds(1)
     /// Seconds the kernel may cache names and attributes (`cache-timeout=60s`). Every change
@@ -55,6 +58,11 @@ public struct MountOptions: Hashable, Sendable {
             switch name {
             case "read-timeout", "read_timeout":
                 options.readTimeout = try duration(name, value)
+            case "playback-speed", "playback_speed":
+                guard let value, let speed = Double(value), speed > 0, speed.isFinite else {
+                    throw ParseError(description: "playback-speed takes a number greater than 0 (how fast players play at most, 1 = real time)")
+                }
+                options.playbackSpeed = speed
             case "outage-timeout", "outage_timeout":
                 options.outageTimeout = try duration(name, value)
             case "refresh":

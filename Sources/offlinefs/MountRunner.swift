@@ -72,7 +72,9 @@ struct MountRunner {
         // Takes the library lock.
         let engine: Engine
         do {
-            engine = try Engine(library: opened, logger: logger)
+            var configuration = SchedulerConfiguration()
+            configuration.playbackSpeed = mountOptions.playbackSpeed
+            engine = try Engine(library: opened, configuration: configuration, logger: logger)
         } catch {
             throw CLIError("cannot mount \(opened.folder.path): \(ErrorMessages.translate(error))")
         }

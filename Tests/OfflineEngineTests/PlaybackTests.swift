@@ -69,7 +69,9 @@ struct PlaybackTests {
         let session = try #require(f.engine.transfers.fetcher.startPlayback(itemID: item.id, size: size))
         var offset = start
         while offset < end {
+            // As a player plays: 128 KiB of a 1 MiB, 1000-second item last 125 seconds
             session.read(offset: offset, length: min(128 << 10, end - offset))
+            f.clock.advance(by: 125)
             offset += 128 << 10
         }
         session.end()
@@ -90,6 +92,36 @@ struct PlaybackTests {
         try play(f, a, from: 512 << 10, to: 1 << 20)
         #expect(try f.item(a).watched)
         #expect(try f.item(a).position == 0)
+    }
+
+    /// mpv's cache reads a file far ahead of what it plays (a whole 4-minute film in a few
+    /// seconds): a 3-second look made the item watched, and `delete-watched-after` then
+    /// evicted it. A player's reads count as played no faster than real time.
+    @Test func readsFarAheadOfRealTimeCountOnlyAsFarAsTheTimeTheyTook() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let a = try item(f, size: 4 << 20, duration: 240)  // 4 minutes, 17.5 KiB a second
+        f.start()
+        let session = try #require(f.engine.transfers.fetcher.startPlayback(itemID: a.id, size: 4 << 20))
+        for piece in Int64(0)..<32 {  // the whole file in 128 KiB reads, 0.1 s apart
+            session.read(offset: piece << 17, length: 128 << 10)
+            f.clock.advance(by: 0.1)
+        }
+        session.end()
+        f.engine.playback.drain()
+        let looked = try f.item(a)
+        #expect(!looked.watched)
+        // 3.1 s of reads and the last read's 128 KiB (7.5 s): about 10 s in
+        #expect(looked.position.map { (9...12).contains($0) } == true, "\(String(describing: looked.position))")
+        // The same reads over the film's length: watched
+        let played = try #require(f.engine.transfers.fetcher.startPlayback(itemID: a.id, size: 4 << 20))
+        for piece in Int64(0)..<32 {
+            played.read(offset: piece << 17, length: 128 << 10)
+            f.clock.advance(by: 7.5)
+        }
+        played.end()
+        f.engine.playback.drain()
+        #expect(try f.item(a).watched)
     }
 
     @Test func withoutADurationReadsSetNoPositionAndNeverWatch() throws {

@@ -15,6 +15,9 @@ extension RealMounts {
 struct PlaybackMountTests {
     /// mpv as a script would run it: no config, no output, as fast as it can decode.
     static let mpv = ["mpv", "--no-config", "--vo=null", "--ao=null", "--ao-null-untimed", "--untimed", "--really-quiet"]
+    /// The mount counts a player's reads as played no faster than real time; `mpv` above
+    /// plays as fast as it decodes.
+    static let untimed = ["playback-speed=1000000"]
     static let duration = 600.0
 
     /// A 10-minute faststart H.264 video at 400 kbit/s (19 MB), made once per test process:
@@ -58,7 +61,7 @@ struct PlaybackMountTests {
     @Test func aCachedItemPlayedThroughLeavesUnwatched() throws {
         let (fixture, items) = try Self.videos()
         let name = try #require(items[0].fileName)
-        try withMount(fixture) { (mount: MountedLibrary) throws in
+        try withMount(fixture, options: Self.untimed) { (mount: MountedLibrary) throws in
             #expect(fixture.control("download sources/acme/\(name)\n") == nil)
             #expect(eventually(within: 30) { try fixture.current(items[0]).state == .cached })
             #expect(eventually { FileManager.default.fileExists(atPath: fixture.path("unwatched/\(name)")) })
@@ -103,7 +106,7 @@ struct PlaybackMountTests {
     @Test func anUncachedItemPlayedHalfwayHasItsPositionNearTheMiddleFromTheReads() throws {
         let (fixture, items) = try Self.videos()
         let name = try #require(items[0].fileName)
-        try withMount(fixture) { (mount: MountedLibrary) throws in
+        try withMount(fixture, options: Self.untimed) { (mount: MountedLibrary) throws in
             let media = fixture.path("sources/acme/\(name)")
             let played = try mount.run(Self.mpv + ["--cache=no", "--end=300", media], deadline: 60)
             #expect(played.status == 0, "\(played.stderr)")
@@ -112,6 +115,24 @@ struct PlaybackMountTests {
             // Where mpv stopped, plus what it and the kernel had read ahead.
             #expect((295...360).contains(position), "position \(position)")
             #expect(Self.xattr("user.offline.watched", media) == "0")
+        }
+    }
+
+    /// mpv with its defaults, as a user starts it: its cache reads the whole 19 MB file in a
+    /// moment. Two seconds of playing are not a film watched (they were: the reads reached
+    /// the end, and `delete-watched-after` then evicted it).
+    @Test func twoSecondsOfPlayingWithMpvsDefaultsAreNotAFilmWatched() throws {
+        let (fixture, items) = try Self.videos()
+        let name = try #require(items[0].fileName)
+        try withMount(fixture) { (mount: MountedLibrary) throws in
+            let media = fixture.path("sources/acme/\(name)")
+            let played = try mount.run(["mpv", "--no-config", "--vo=null", "--ao=null", "--really-quiet", "--length=2", media],
+                                       deadline: 60)
+            #expect(played.status == 0, "\(played.stderr)")
+            #expect(eventually { Self.xattr("user.offline.last-played", media) != nil })
+            #expect(Self.xattr("user.offline.watched", media) == "0")
+            let position = try #require(Self.xattr("user.offline.position", media).flatMap(Double.init))
+            #expect(position < 60, "position \(position)")
         }
     }
 

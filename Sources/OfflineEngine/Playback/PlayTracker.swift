@@ -9,20 +9,29 @@ public final class PlayTracker: Sendable {
     private let store: LibraryStore
     private let licences: Licences
     private let clock: any EngineClock
+    /// The fastest a player is taken to play (`-o playback-speed`): its reads count as
+    /// played no faster than this many seconds of media a second.
+    private let speed: Double
     private let queue = DispatchQueue(label: "offlinefs.playback")
 
-    public init(store: LibraryStore, licences: Licences, clock: any EngineClock) {
+    public init(store: LibraryStore, licences: Licences, clock: any EngineClock, speed: Double = 1) {
         self.store = store
         self.licences = licences
         self.clock = clock
+        self.speed = speed
     }
 
     /// A player opened the media of `itemID` (`size` bytes; nil for a piece of an HLS
     /// stream, whose offsets are then places in the stream).
     public func start(itemID: Int64, size: Int64?) -> PlaybackSession {
         let licences = licences
+        // One look-up per player's open: the media's bit rate bounds what its reads count.
+        let duration = size == nil ? nil : (try? store.item(id: itemID))?.duration
+        let bytesPerSecond = speed.isFinite ? size.flatMap { size in duration.map { Double(size) / $0 * speed } } : nil
+        let clock = clock
         return PlaybackSession(
-            itemID: itemID, size: size, startedAt: clock.now(),
+            itemID: itemID, size: size, startedAt: clock.now(), bytesPerSecond: bytesPerSecond,
+            now: { clock.now().timeIntervalSinceReferenceDate },
             onPlayback: { licences.notePlayback(itemID: itemID) },
             onEnd: { [self] session in queue.async { self.record(session) } })
     }

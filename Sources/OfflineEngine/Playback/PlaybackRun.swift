@@ -9,8 +9,17 @@ import Foundation
 struct PlaybackRun: Sendable, Equatable {
     /// The bytes a run must span to count (`LicenceClock.playbackThreshold(size:)`).
     let threshold: Int64
+    /// How many bytes a second of playing takes at most (the media's bit rate times the
+    /// fastest speed a player is taken to play at); nil when the duration is unknown.
+    let bytesPerSecond: Double?
     private var start: Int64 = 0
     private var end: Int64 = -1
+    /// When the run began, and when a read last took it further (seconds on any clock).
+    private var startedAt: Double = 0
+    private var extendedAt: Double = 0
+    /// The length of the read that last took the run further: its bytes may be played
+    /// before the next read (or the close) comes.
+    private var lastLength: Int64 = 0
     /// Where the player is: the end of the counting run it last read, in bytes.
     private(set) var current: Int64?
     /// The furthest `current` of the playback.
@@ -20,21 +29,29 @@ struct PlaybackRun: Sendable, Equatable {
     /// sends a sequential reader's read-ahead in pieces, in any order.
     static let slack: Int64 = 1 << 20
 
-    init(threshold: Int64) {
+    init(threshold: Int64, bytesPerSecond: Double? = nil) {
         self.threshold = max(1, threshold)
+        self.bytesPerSecond = bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }
     }
 
-    mutating func note(offset: Int64, length: Int64) {
+    /// A read of `[offset, offset + length)` at `time` (seconds).
+    mutating func note(offset: Int64, length: Int64, at time: Double = 0) {
         guard length > 0 else { return }
         let readEnd = offset + length
         if end >= 0, offset >= end - Self.slack, offset <= end + Self.slack, offset >= start {
-            end = max(end, readEnd)
+            if readEnd > end { (end, extendedAt, lastLength) = (readEnd, time, length) }
         } else {
-            (start, end) = (offset, readEnd)
+            (start, end, startedAt, extendedAt, lastLength) = (offset, readEnd, time, time, length)
         }
         guard end - start >= threshold else { return }
-        current = end
-        furthest = max(furthest ?? 0, end)
+        // A player plays no faster than real time (times its speed), whatever it reads ahead:
+        // mpv's cache reads a whole file in seconds, and a 3-second look made it watched.
+        var reached = end
+        if let bytesPerSecond {
+            reached = min(end, start + Int64(bytesPerSecond * max(0, extendedAt - startedAt)) + lastLength)
+        }
+        current = reached
+        furthest = max(furthest ?? 0, reached)
     }
 }
 

@@ -11,6 +11,8 @@ public final class PlaybackSession: Sendable {
     /// and any read of it is playback, but its bytes say nothing about a position).
     let size: Int64?
     let startedAt: Date
+    /// The time of a read, in seconds (the engine's clock).
+    private let now: @Sendable () -> Double
     private let run: Mutex<PlaybackRun>  // leaf lock
     private let ended = Atomic<Bool>(false)
     private let counted = Atomic<Bool>(false)
@@ -18,14 +20,18 @@ public final class PlaybackSession: Sendable {
     private let onPlayback: @Sendable () -> Void
     private let onEnd: @Sendable (PlaybackSession) -> Void
 
-    init(itemID: Int64, size: Int64?, startedAt: Date, onPlayback: @escaping @Sendable () -> Void,
-         onEnd: @escaping @Sendable (PlaybackSession) -> Void) {
+    /// - Parameter bytesPerSecond: the most bytes a second of playing takes (`PlaybackRun`).
+    init(itemID: Int64, size: Int64?, startedAt: Date, bytesPerSecond: Double? = nil,
+         now: @escaping @Sendable () -> Double,
+         onPlayback: @escaping @Sendable () -> Void, onEnd: @escaping @Sendable (PlaybackSession) -> Void) {
+        self.now = now
         self.itemID = itemID
         self.size = size
         self.startedAt = startedAt
         self.onPlayback = onPlayback
         self.onEnd = onEnd
-        run = Mutex(PlaybackRun(threshold: size == nil ? 1 : LicenceClock.playbackThreshold(size: size)))
+        run = Mutex(PlaybackRun(threshold: size == nil ? 1 : LicenceClock.playbackThreshold(size: size),
+                                bytesPerSecond: bytesPerSecond))
     }
 
     /// The player read `[offset, offset + length)` of the media. Memory only: called for
@@ -34,8 +40,9 @@ public final class PlaybackSession: Sendable {
         // A run of reads long enough: the same rule as the resume point's, so a frame grab
         // (`ffmpeg -ss`: a header read and one far read) does not start a play clock. A
         // stream's parts (no size) count once they pass its first 2 MiB.
+        let time = now()
         let counts = run.withLock { run -> Bool in
-            run.note(offset: offset, length: length)
+            run.note(offset: offset, length: length, at: time)
             return size == nil ? offset + length > LicenceClock.playbackThreshold : run.current != nil
         }
         if counts, !counted.exchange(true, ordering: .acquiringAndReleasing) { onPlayback() }

@@ -35,7 +35,7 @@ public final class Engine: Sendable {
         licences = Licences(store: library.store, client: library.client, clock: clock)
         scheduler = Scheduler(store: library.store, transfers: transfers, licences: licences, client: library.client,
                               syncSettings: library.syncSettings, clock: clock, configuration: configuration)
-        playback = PlayTracker(store: library.store, licences: licences, clock: clock)
+        playback = PlayTracker(store: library.store, licences: licences, clock: clock, speed: configuration.playbackSpeed)
         hooks = HookRunner(store: library.store, settings: configuration.hooks, logger: logger)
         let scheduler = scheduler, playback = playback
         transfers.fetcher.onPlayback { itemID, size in playback.start(itemID: itemID, size: size) }

@@ -15,6 +15,9 @@ public struct SchedulerConfiguration: Sendable {
     public var timeZone: TimeZone = .current
     /// Syncs subscribed sources every `sync-interval` while running.
     public var periodicSync = true
+    /// The fastest a player is taken to play (`PlayTracker`): 1, real time, unless the user
+    /// plays faster (`-o playback-speed=2`).
+    public var playbackSpeed: Double = 1
     /// Seeds the back-off jitter (nil: random).
     public var jitterSeed: UInt64?
     /// Free bytes on the library's filesystem (tests may replace statvfs).

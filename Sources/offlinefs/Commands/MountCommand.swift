@@ -18,6 +18,7 @@ struct MountCommand: ParsableCommand {
             Options (-o, comma-separated):
               read-timeout=30s   how long a read waits for missing bytes before EIO
               outage-timeout=2m  the same for players and copiers, which ride out outages
+              playback-speed=1   how fast players play at most (their reads count no faster)
               refresh=1s         how often the tree is checked against the library
               allow_other        let other users in (non-root: user_allow_other in /etc/fuse.conf)
               noauto_unmount     keep a dead mount after a crash (default: released)
