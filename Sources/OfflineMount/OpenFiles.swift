@@ -149,6 +149,11 @@ final class OpenFiles: Sendable {
     /// `rm` of an item file: evicts now, or at the last close when the item is open.
     func evict(itemID: Int64) -> Result<Void, Errno> {
         library.forgetPages(itemID: itemID)
+        // Refused now as the engine would refuse it at the last close: `rm` of a pinned item
+        // that is open elsewhere returned 0 and evicted nothing.
+        if table.withLock({ $0.openItems[itemID] != nil }), (try? view.item(id: itemID))??.locked == true {
+            return .failure(.notPermitted)
+        }
         let deferred = table.withLock { table -> Bool in
             guard table.openItems[itemID] != nil else { return false }
             table.pendingEvictions.insert(itemID)

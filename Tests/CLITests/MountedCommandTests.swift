@@ -89,4 +89,26 @@ struct MountedCommandTests {
         #expect(result.status == 1 && result.stderr.contains("the mount's engine ended before the downloads did"),
                 "status \(result.status): \(result.stderr)")
     }
+
+    /// A command that would change a library mounted with `-o ro` says so and what to do.
+    @Test func aChangeToALibraryMountedReadOnlySaysHowToChangeIt() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let url = origin.serveFeed(path: "/catalog.json", json: """
+            {"offlinefs": 1, "items": [{"id": "film", "title": "Film", "type": "video", "url": "/film.mp4", "size": 1000}]}
+            """)
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        try cli.run("source", "add", "acme", url)
+        #expect(try cli.run("sync").status == 0)
+        let mountpoint = cli.library.appendingPathComponent("mnt").path
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        let mounted = try ChildProcess.run([CLIRunner.executable.path, "mount", mountpoint, "-o", "ro", "--library", cli.library.path],
+                                           deadline: 20)
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        defer { _ = try? cli.run("unmount", mountpoint) }
+        let lock = try cli.run("lock", "acme/film")
+        #expect(lock.status == 1 && lock.stderr.contains("the library is mounted read-only on \(mountpoint) (-o ro)"),
+                "status \(lock.status): \(lock.stderr)")
+    }
 }

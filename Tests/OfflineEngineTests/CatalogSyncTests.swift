@@ -69,6 +69,9 @@ struct CatalogSyncTests {
             return
         }
         #expect(try temp.library.store.items(matching: .all) == before)
+        // And `.events` says so, for a script that follows it for the sync's outcome
+        let last = try #require(try temp.library.store.events().last)
+        #expect(last.kind == .sync && last.message == "synced owls: not modified", "\(last)")
     }
 
     @Test func aChangedFeedAddsNewItemsAndDropsUndownloadedOnesThatLeft() throws {

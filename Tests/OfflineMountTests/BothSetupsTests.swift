@@ -188,6 +188,10 @@ struct BothSetupsTests {
         try fixture.store.setLocked(itemID: item.id, true)
         try withLibraryMount(setup, fixture, options: ["refresh=100ms"]) { (mount: any LibraryMount) throws in
             #expect(throws: Errno.notPermitted) { try mount.remove("sources/beta/\(StandardLibrary.other)") }
+            // Open elsewhere too (it returned 0 and evicted nothing, then or at the close)
+            let open = try mount.open("sources/beta/\(StandardLibrary.other)")
+            #expect(throws: Errno.notPermitted) { try mount.remove("sources/beta/\(StandardLibrary.other)") }
+            open.close()
             #expect(try !fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
             #expect(try fixture.store.item(id: item.id)?.state == .cached)
         }

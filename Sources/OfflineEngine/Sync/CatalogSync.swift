@@ -80,6 +80,8 @@ public struct CatalogSync: Sendable {
         report.pagesFetched = 1
         guard case .document(var firstDocument) = first else {
             try record { try store.recordSync(sourceID: source.id, etag: source.etag, lastModified: source.lastModified, error: nil, at: now()) }
+            // A script that follows `.events` for a sync's outcome sees this one too.
+            _ = try? store.appendEvent(kind: .sync, sourceID: source.id, message: "synced \(source.name): not modified")
             return .notModified
         }
 

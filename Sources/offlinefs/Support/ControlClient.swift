@@ -30,6 +30,10 @@ struct ControlClient {
         let before = (try? store?.lastEventSeq()) ?? 0
         let fd = open(controlFile, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard fd >= 0 else {
+            if errno == EROFS {
+                let mountpoint = (controlFile as NSString).deletingLastPathComponent
+                throw CLIError("the library is mounted read-only on \(mountpoint) (-o ro): 'offlinefs unmount \(mountpoint)', then mount it without ro to change it")
+            }
             throw CLIError("cannot open \(controlFile): \(String(cString: strerror(errno)))")
         }
         let bytes = Array((line + "\n").utf8)
