@@ -25,6 +25,9 @@ import Testing
             guard case .success = fixture.fetch(item, 0..<8_192) else { Issue.record("read of f\(n) failed"); return }
             #expect(try fixture.cachedBytes(item, 0..<8_192) == GeneratedBytes(size: 8_192, seed: UInt64(n + 1)).bytes(in: 0..<8_192))
             peak = max(peak, fixture.fetcher.openCacheDescriptors)
+            // Its claim committed now, not at the flusher's next turn (later under load): the
+            // file is then idle when the next files come, as one read long ago would be.
+            _ = try fixture.fetcher.flush(itemID: item.id, file: "media")
         }
         // Then no more descriptors stayed open than the pool keeps, plus those a few threads
         // (transfer, flusher, block writes) may borrow at one moment

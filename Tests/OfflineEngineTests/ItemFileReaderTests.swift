@@ -129,6 +129,31 @@ import Testing
         #expect(timedRead(second, at: 0).answer.flatMap(bytes(of:)).map { Data($0) } == GeneratedBytes(size: size, seed: 2).bytes(in: 0..<4096))
     }
 
+    /// A player on a slow link jumps ahead (a chapter): the fetch of the place it left stops,
+    /// instead of filling its read-ahead with the link the new place needs.
+    @Test func aPlayersJumpStopsTheFetchOfThePlaceItLeft() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 40 << 20
+        let item = try fixture.addItem("film.mp4", size: size, seed: 8)
+        fixture.origin.setFault("/film.mp4", .trickle(bytesPerSecond: 2 << 20))
+        let open = reading(fixture).openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false,
+                                              readerClass: .player)
+        defer { open.reader.close() }
+        let expected = GeneratedBytes(size: size, seed: 8)
+        // Given a player that has played the first 3 MiB (its read-ahead grown to MiBs)
+        for offset in stride(from: Int64(0), to: 3 << 20, by: 256 << 10) {
+            let answer = read(open.reader, at: offset, count: 256 << 10).value
+            #expect(answer.count == 1 && bytes(of: answer[0]).map { Data($0) } == expected.bytes(in: offset..<offset + (256 << 10)))
+        }
+        // When it jumps to 30 MiB
+        let jump = read(open.reader, at: 30 << 20, count: 64 << 10).value
+        #expect(jump.count == 1 && bytes(of: jump[0]).map { Data($0) } == expected.bytes(in: (30 << 20)..<(30 << 20) + (64 << 10)))
+        // Then the bytes after the place it left stop coming (the fetch sent 2 MiB a second)
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(!fixture.fetcher.isAvailable(itemID: item.id, file: "media", range: ByteRange(7 << 20, (7 << 20) + (512 << 10))))
+    }
+
     @Test func aCachedRangeIsAnsweredAtOnceAsARegionOfTheCacheFileCutAtTheEnd() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

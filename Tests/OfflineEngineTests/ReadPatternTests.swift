@@ -26,6 +26,26 @@ import Testing
         #expect(reads.map { pattern.read(offset: $0.0, end: $0.0 + $0.1) } == expected)
     }
 
+    /// A sequential reader's read outside its run is a jump (its read-ahead is let go:
+    /// `ItemFileReader.leaveReadAhead`), back or forward, within its read-ahead or past it; a
+    /// first read, reads in order or within the kernel's reordering, and jumps of a reader
+    /// that never proved sequential are not.
+    @Test func aSequentialReaderThatLeavesItsRunJumps() {
+        var pattern = ReadPattern(readerClass: .player, size: 100 << 20)
+        func jumps(_ offset: Int64) -> Bool {
+            _ = pattern.read(offset: offset, end: offset + 131_072)
+            return pattern.jumped
+        }
+        #expect(!jumps(0) && !jumps(131_072) && !jumps(262_144) && !jumps(131_072 + 393_216))
+        #expect(jumps(3 << 20))  // within its read-ahead's reach, but not its run
+        #expect(!jumps((3 << 20) + 131_072))
+        #expect(jumps(1 << 20))  // back
+        var piecemeal = ReadPattern(readerClass: .player, size: 100 << 20)
+        _ = piecemeal.read(offset: 0, end: 4096)
+        _ = piecemeal.read(offset: 50 << 20, end: (50 << 20) + 4096)
+        #expect(!piecemeal.jumped)
+    }
+
     /// A scanner's or a prober's read that begins where its last ended continues it (its fetch
     /// then streams, so the next such read joins it); anything else does not.
     @Test func aPiecesReaderReadingOnContinues() {

@@ -165,9 +165,9 @@ final class CachedFile: Sendable {
         waiter.completion(.failure(error))
     }
 
-    /// Its last reader closed: stops the fetches no waiter needs (read-ahead would run on),
-    /// and lets the others stop once their waiters have their bytes (the kernel's own
-    /// read-ahead may still be waiting). Bytes that arrived go to the file and are claimed as
+    /// Its last reader closed, or its only one jumped away: stops the fetches no waiter needs
+    /// (read-ahead would run on), and the others once their waiters have their bytes (the
+    /// kernel's own read-ahead may still be waiting). Bytes that arrived go to the file and are claimed as
     /// ever; a download always has a waiter, and a new request undoes this.
     /// - Returns: whether it stopped a transfer before the origin had sent all it asked for
     /// (its connection then closes).
@@ -178,8 +178,12 @@ final class CachedFile: Sendable {
             var cutShort = false
             for (id, fetch) in s.fetches where fetch.failure == nil {
                 let ahead = fetch.cursor..<max(fetch.cursor, s.limit(fetch))
-                let needed = s.waiters.values.contains { !s.isSatisfied($0.range) && s.clamped($0.range).overlaps(ahead) }
-                guard !needed else { continue }
+                let needed = s.waiters.values.filter { !s.isSatisfied($0.range) && s.clamped($0.range).overlaps(ahead) }
+                if let neededEnd = needed.map({ s.clamped($0.range).upperBound }).max() {
+                    // It stops once its waiters have their bytes, whatever comes after.
+                    s.fetches[id]?.stop = min(fetch.stop, max(fetch.cursor, neededEnd))
+                    continue
+                }
                 s.fetches[id]?.failure = Self.unwanted(origin)
                 guard let handle = fetch.handle else { continue }
                 handles.append(handle)

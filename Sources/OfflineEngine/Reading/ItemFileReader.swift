@@ -173,7 +173,8 @@ public final class ItemFileReader: Sendable {
         if size == nil, let known = fetcher.knownSize(itemID: itemID, file: key), range.start >= known {
             return answer(.bytes([]))
         }
-        let (readAhead, continues) = pattern.withLock { ($0.read(offset: offset, end: end), $0.continues) }
+        let (readAhead, continues, jumped) = pattern.withLock { ($0.read(offset: offset, end: end), $0.continues, $0.jumped) }
+        if jumped { leaveReadAhead() }
         defer { prefetch(end: end, readAhead: readAhead) }
         if let bytes = available(range) { return answer(bytes) }
         // A thumbnailer or an indexer gets the uncached bytes `scanner-reads` allows, and an
@@ -297,6 +298,16 @@ public final class ItemFileReader: Sendable {
     /// `scheme://host:port` of the file's origin, whose outages readers share (`OriginOutages`).
     private var origin: String? {
         (try? reading.fetcher.cachedFile(itemID: itemID, key: key)).flatMap { ConnectionWarmer.originKey($0.origin.url) }.map(String.init)
+    }
+
+    /// A sequential reader jumped away (`ReadPattern.jumped`): its prefetches stop and, when
+    /// nobody else has the item open, so do the fetches no waiter wants. On a slow link the
+    /// read-ahead of the place a player left took the link from the place it went: at 2 Mbit/s
+    /// its chapter jumps took 5, 12, then 16 s, against 4.5–8 s for mpv on the URL.
+    private func leaveReadAhead() {
+        for ticket in prefetches.withLock({ tickets in defer { tickets.removeAll() }; return tickets }) { ticket.cancel() }
+        guard locksItem, reading.fetcher.readerCount(itemID: itemID) == 1 else { return }
+        _ = (try? reading.fetcher.cachedFile(itemID: itemID, key: key))?.stopUnwantedFetches()
     }
 
     /// Asks early for the bytes a sequential reader will want next (`ReadPattern.prefetch`).

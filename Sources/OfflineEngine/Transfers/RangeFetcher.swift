@@ -297,10 +297,9 @@ public final class RangeFetcher: Sendable {
         closeHandlers.withLock { $0.append(handler) }
     }
 
-    /// Whether a reader has the item open (it must not be evicted).
-    public func isOpen(itemID: Int64) -> Bool {
-        readers.withLock { $0[itemID] != nil }
-    }
+    /// Whether a reader has the item open (it must not be evicted), and how many have.
+    public func isOpen(itemID: Int64) -> Bool { readerCount(itemID: itemID) > 0 }
+    func readerCount(itemID: Int64) -> Int { readers.withLock { $0[itemID] ?? 0 } }
 
     /// Whether the fetcher holds the state of the item's file now (tests).
     func holds(itemID: Int64, file: CacheFileKey) -> Bool {
