@@ -165,6 +165,10 @@ import Testing
         let listed = try #require(try f.library.items(ItemFilter(state: .failed)).first { $0.id == item.id })
         #expect(listed.fileName == "[ep-404]")
         #expect(listed.path == "")
+        // And it can be deleted, though nothing of it was ever fetched (it was refused: "item
+        // has no media to fetch", and `rm` of it failed with EIO)
+        #expect(try f.perform(.delete(item: "src/ep-404")).contains("deleted"))
+        #expect(try f.item(item).state == .deleted)
     }
 
     /// Waits until `count` lookups have reached the origin and the retry timer of the last one

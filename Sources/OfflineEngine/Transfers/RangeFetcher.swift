@@ -384,7 +384,8 @@ public final class RangeFetcher: Sendable {
                 file.cancelAll(FetchError(.cancelled, "the cached bytes of item \(target.itemID) were discarded"))
                 cached.append(file)
             } catch {
-                firstError = firstError ?? error
+                // No URL (a content id the lookup did not find): nothing was ever fetched.
+                if error.code != .noSuchItem { firstError = firstError ?? error }
             }
         }
         // Waiters are told first: they may call back.
