@@ -99,6 +99,27 @@ struct HookTests {
         _ = a
     }
 
+    /// A hook that fails says so in `.events`, where a script or a mount's user looks (it was
+    /// a warning on the mount's standard error only: syslog when detached).
+    @Test func aHookThatFailsLeavesAnErrorEvent() throws {
+        let f = try Self.fixture()
+        defer { f.close() }
+        f.start()
+        try f.perform(.setPolicy(name: "hook", value: "exit 5"))
+        let start = try f.store.lastEventSeq()
+        let a = try f.addItem("a.mp4", size: 10_000)
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(a, .cached)
+        let deadline = ContinuousClock.now + .seconds(10)
+        func failed() throws -> Bool {
+            try f.store.events(after: start, limit: 1000).contains {
+                $0.kind == .error && $0.itemID == a.id && $0.message == "hook for cached exited with status 5"
+            }
+        }
+        while try !failed(), ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(try failed())
+    }
+
     /// A mount's administrator reads its log (journald), not `.events`: error events go there
     /// too, ten a minute at most, the rest counted with the next minute's first.
     @Test func errorEventsGoToTheLogTenAMinute() throws {

@@ -167,7 +167,9 @@ public final class HookRunner: Sendable {
         switch outcome {
         case .exited(0): break
         case .exited(let status):
-            logger.warning("hook for \(run.event.rawValue) exited with status \(status)")
+            // In `.events` (and from there the log): a script or a daemon's user sees it.
+            _ = try? store.appendEvent(kind: .error, itemID: run.itemID, sourceID: run.sourceID,
+                                       message: "hook for \(run.event.rawValue) exited with status \(status)")
         case .timedOut:
             _ = try? store.appendEvent(kind: .error, itemID: run.itemID, sourceID: run.sourceID,
                                        message: "hook for \(run.event.rawValue) still running after \(Int(settings.timeout)) s: ended")
