@@ -18,7 +18,7 @@ struct ListCommand: ParsableCommand {
     @Option(help: "Only items of this source.") var source: String?
     @Option(help: "Only items in this category and its sub-categories (a path such as News/Local; any case).")
     var category: String?
-    @Option(help: ArgumentHelp("Only items in these states, comma-separated (\(ItemState.allCases.map(\.rawValue).joined(separator: ", "))).")) var state: String?
+    @Option(help: ArgumentHelp("Only items in these states, comma-separated (\(ItemState.allCases.map(\.rawValue).joined(separator: ", ")); repeatable).")) var state: [String] = []
     @Option(help: "Order: name (A to Z), date (newest published first), size (largest first), downloaded (newest first).")
     var sort: SortOrder?
     @Flag(help: "Only items downloaded in the last recent-days days (the mount's recent/), newest first.") var recent = false
@@ -30,11 +30,11 @@ struct ListCommand: ParsableCommand {
     }
 
     private var states: [ItemState] {
-        (state ?? "").split(separator: ",").compactMap { ItemState(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+        state.flatMap { $0.split(separator: ",") }.compactMap { ItemState(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
     }
 
     func validate() throws {
-        for word in (state ?? "").split(separator: ",") where ItemState(rawValue: word.trimmingCharacters(in: .whitespaces)) == nil {
+        for word in state.flatMap({ $0.split(separator: ",") }) where ItemState(rawValue: word.trimmingCharacters(in: .whitespaces)) == nil {
             throw ValidationError("unknown state '\(word)'; states are \(ItemState.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     }
