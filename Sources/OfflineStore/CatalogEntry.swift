@@ -58,6 +58,9 @@ public struct MergeReport: Sendable, Codable, Hashable {
     /// `metadata-pending` items that this merge gave metadata (and a file name); their
     /// state is left for the engine to move on (e.g. to `queued`).
     public var resolvedPendingItemIDs: [Int64] = []
+    /// Items whose media the feed moved to another URL with another stated length while
+    /// bytes of the old file are cached: the engine drops those and fetches the new file.
+    public var replacedMediaItemIDs: [Int64] = []
     /// The first `discoveredLimit` new items, by id and file name: one `discovered` event
     /// each (a first sync of a huge feed writes one summary line for the rest).
     public var discovered: [DiscoveredItem] = []

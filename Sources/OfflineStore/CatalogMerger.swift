@@ -157,7 +157,8 @@ struct CatalogMerger {
             if var old = try find.firstRow(.integer(sourceID), .text(entry.contentID), body: Existing.init(columns:)) {
                 progress.pageIDs.append(old.id)
                 guard progress.seen.insert(old.id).inserted else { continue } // first listing wins
-                let feedSize = try size(of: &metadata, old: old)
+                let (feedSize, replaced) = try size(of: &metadata, old: old)
+                if replaced { progress.report.replacedMediaItemIDs.append(old.id) }
                 let categories = try categoryIDs(for: entry.categoryPaths)
                 var changed = false
                 if old.metadata != metadata || !old.inCatalog || old.fileName == nil || old.feedSize != feedSize {
@@ -192,25 +193,33 @@ struct CatalogMerger {
     }
 
     /// The size an item keeps when its feed is merged again, set in `metadata`; returns the
-    /// feed's size to record. For the same URL the origin's size, which its answers gave the
-    /// item, wins over a feed that states the same length as before (a wrong one, stated
-    /// again at every sync), cached or evicted. A new length is news of a new file: it is
-    /// taken, except while the cached bytes, of the version before, are kept; then it is
-    /// taken once they are evicted (the feed's size is left as it was meanwhile).
-    private func size(of metadata: inout Metadata, old: Existing) throws -> Int64? {
+    /// feed's size to record, and whether cached bytes are of a file the feed has replaced.
+    /// For the same URL the origin's size, which its answers gave the item, wins over a feed
+    /// that states the same length as before (a wrong one, stated again at every sync), cached
+    /// or evicted. A new length is news of a new file: it is taken, except while the cached
+    /// bytes, of the version before, are kept; then it is taken once they are evicted (the
+    /// feed's size is left as it was meanwhile). Another URL with the same stated length is
+    /// the same file moved (another CDN, a tracking prefix): its bytes and size stay. Another
+    /// URL and another length is another file: cached bytes of the old one are replaced.
+    private func size(of metadata: inout Metadata, old: Existing) throws -> (feedSize: Int64?, replaced: Bool) {
         let stated = metadata.size
-        guard metadata.mediaURL == old.metadata.mediaURL else { return stated }
+        let known = { [originSize] in try originSize.firstRow(.integer(old.id), body: { $0.optionalInt64(0) }) ?? nil }
+        guard metadata.mediaURL == old.metadata.mediaURL else {
+            if stated == old.feedSize {
+                metadata.size = old.metadata.size
+                return (stated, false)
+            }
+            return (stated, try known() != nil)
+        }
         if stated == old.feedSize {
             metadata.size = old.metadata.size
-            return stated
+            return (stated, false)
         }
-        if stated != old.metadata.size,
-           let known = try originSize.firstRow(.integer(old.id), body: { $0.optionalInt64(0) }) ?? nil,
-           known == old.metadata.size {
+        if stated != old.metadata.size, let known = try known(), known == old.metadata.size {
             metadata.size = known
-            return old.feedSize
+            return (old.feedSize, false)
         }
-        return stated
+        return (stated, false)
     }
 
     /// After the whole catalog was merged: the source's items it did not list are deleted if

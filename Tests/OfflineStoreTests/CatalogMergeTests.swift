@@ -43,11 +43,19 @@ struct CatalogMergeTests {
                                                isComplete: true, now: t1)
             #expect(try store.item(id: id)?.size == 5000)
             #expect(again.updated == 0 && again.unchanged == 1)
-            // When the media moves to another URL, the feed's size is taken
+            // When the media moves to another URL with the same stated length (a CDN move), it
+            // is the same file: its size stays, and nothing is to be fetched again
             var moved = entry("ep-1", size: 1000)
             moved.mediaURL = "https://example.com/media/ep-1-v2.mp4"
-            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [moved], isComplete: true, now: t1)
-            #expect(try store.item(id: id)?.size == 1000)
+            let move = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [moved], isComplete: true, now: t1)
+            #expect(try store.item(id: id)?.size == 5000)
+            #expect(move.replacedMediaItemIDs.isEmpty)
+            // Another URL and another length: another file, the cached bytes are replaced
+            var replaced = entry("ep-1", size: 2000)
+            replaced.mediaURL = "https://example.com/media/ep-1-v3.mp4"
+            let replace = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [replaced], isComplete: true, now: t1)
+            #expect(try store.item(id: id)?.size == 2000)
+            #expect(replace.replacedMediaItemIDs == [id])
         }
     }
 

@@ -242,6 +242,7 @@ extension Scheduler {
     func afterSync(_ report: SyncReport) {
         guard let merge = report.merged else { return }
         for id in merge.resolvedPendingItemIDs { _ = try? store.setState(itemID: id, state: .queued) }
+        for id in merge.replacedMediaItemIDs { replaceMedia(itemID: id) }
         guard merge.added > 0, let behavior = try? store.policy(.downloadBehavior), behavior != .none,
               let source = try? store.source(named: report.sourceName),
               let added = try? store.newestItemIDs(sourceID: source.id, state: .discovered, limit: merge.added)
@@ -257,5 +258,22 @@ extension Scheduler {
                 break
             }
         }
+    }
+
+    /// The feed gave the item another file (another URL and length) while bytes of the old one
+    /// are cached: they go (the mount served the old file on, and `ls -l` and `getfattr` told
+    /// two sizes), and an item that was cached or asked for fetches the new one. An item open
+    /// now keeps them until the next change (its reader reads on what it began).
+    private func replaceMedia(itemID: Int64) {
+        guard let item = try? store.item(id: itemID), !transfers.fetcher.isOpen(itemID: itemID) else { return }
+        let wanted = item.requested || item.state == .cached || item.state == .partiallyCached
+        do { try transfers.evict(itemID: itemID) } catch { return }
+        if wanted {
+            try? store.setRequested(itemID: itemID, true)
+            _ = try? store.setState(itemID: itemID, state: .queued)
+        }
+        _ = try? store.appendEvent(kind: "evict", itemID: itemID, sourceID: item.sourceID,
+                                   message: "\(item.fileName ?? item.contentID): the feed names another file for it: the old one's bytes evicted"
+                                       + (wanted ? ", the new one queued" : ""))
     }
 }
