@@ -167,8 +167,8 @@ final class CachedFile: Sendable {
 
     /// Its last reader closed, or its only one jumped away: stops the fetches no waiter needs
     /// (read-ahead would run on), and the others once their waiters have their bytes (the
-    /// kernel's own read-ahead may still be waiting). Bytes that arrived go to the file and are claimed as
-    /// ever; a download always has a waiter, and a new request undoes this.
+    /// kernel's own read-ahead may still be waiting). Bytes that arrived go to the file and
+    /// are claimed as ever; a download always has a waiter, and a new request undoes this.
     /// - Returns: whether it stopped a transfer before the origin had sent all it asked for
     /// (its connection then closes).
     func stopUnwantedFetches() -> Bool {

@@ -45,7 +45,7 @@ struct PlaybackRun: Sendable, Equatable {
         }
         guard end - start >= threshold else { return }
         // A player plays no faster than real time (times its speed), whatever it reads ahead:
-        // mpv's cache reads a whole file in seconds, and a 3-second look made it watched.
+        // mpv's cache reads a whole file in seconds (docs/playback.md).
         var reached = end
         if let bytesPerSecond {
             reached = min(end, start + Int64(bytesPerSecond * max(0, extendedAt - startedAt)) + lastLength)

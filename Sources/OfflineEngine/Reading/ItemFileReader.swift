@@ -302,8 +302,8 @@ public final class ItemFileReader: Sendable {
 
     /// A sequential reader jumped away (`ReadPattern.jumped`): its prefetches stop and, when
     /// nobody else has the item open, so do the fetches no waiter wants. On a slow link the
-    /// read-ahead of the place a player left took the link from the place it went: at 2 Mbit/s
-    /// its chapter jumps took 5, 12, then 16 s, against 4.5–8 s for mpv on the URL.
+    /// read-ahead of the place a player left would take the link from the place it went
+    /// (docs/transfers.md).
     private func leaveReadAhead() {
         for ticket in prefetches.withLock({ tickets in defer { tickets.removeAll() }; return tickets }) { ticket.cancel() }
         guard locksItem, reading.fetcher.readerCount(itemID: itemID) == 1 else { return }

@@ -3,8 +3,8 @@ import Synchronization
 /// The outages readers have met, by origin (`scheme://host:port`). A player or a copier rides
 /// out an origin out of reach (`ReaderClass.ridesOutOutages`), but only an outage that began
 /// less than its bound ago: once one read has waited it out, the reads after it fail at once
-/// until the origin answers again. Without this a backup with the origin down waited the
-/// bound at every read (rsync: one 256 KiB read each, ~45 minutes for 30 MB at 30 s each).
+/// until the origin answers again: a backup with the origin down must not wait the bound at
+/// every read (rsync reads 256 KiB at a time; docs/reads.md).
 final class OriginOutages: Sendable {
     private struct Outage {
         var since: ContinuousClock.Instant

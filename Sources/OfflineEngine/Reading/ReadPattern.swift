@@ -41,9 +41,8 @@ public struct ReadPattern: Sendable {
     public private(set) var continues = false
 
     /// Whether the last read left a sequential reader's run (a player's seek or chapter jump):
-    /// what its read-ahead asked for is not what it reads next. A jump within the read-ahead
-    /// too: on a slow link the stream gets there only after seconds (8 MiB ahead at 2 Mbit/s:
-    /// 28 s for a chapter jump, against 4.5 s for mpv on the URL).
+    /// what its read-ahead asked for is not what it reads next. A jump within the read-ahead's
+    /// reach too: on a slow link the stream would get there only after seconds.
     public private(set) var jumped = false
 
     /// Notes a read of `offset..<end`; returns how much to fetch beyond it.

@@ -261,9 +261,9 @@ extension Scheduler {
     }
 
     /// The feed gave the item another file (another URL and length) while bytes of the old one
-    /// are cached: they go (the mount served the old file on, and `ls -l` and `getfattr` told
-    /// two sizes), and an item that was cached or asked for fetches the new one. An item open
-    /// now keeps them until the next change (its reader reads on what it began).
+    /// are cached: they go (else the mount serves the old file with the new size), and an item
+    /// that was cached or asked for fetches the new one. An item open now keeps them until the
+    /// next change (its reader reads on what it began).
     private func replaceMedia(itemID: Int64) {
         guard let item = try? store.item(id: itemID), !transfers.fetcher.isOpen(itemID: itemID) else { return }
         let wanted = item.requested || item.state == .cached || item.state == .partiallyCached

@@ -5,7 +5,7 @@ import Foundation
 /// `timeout` or a service stop as a mount ends: `stop` runs (the engine ends its hook runs and
 /// puts its downloads back to queued for the next engine), then the process ends as that
 /// signal would have ended it, so the shell and `timeout` see the status they expect.
-/// Killed outright instead, a hook's process was left running and items stayed `downloading`.
+/// Killed outright, it would leave a hook's process running and items `downloading`.
 enum StopOnSignals {
     /// Keep the sources for as long as the command runs.
     static func install(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
