@@ -28,16 +28,23 @@ struct CatalogMergeTests {
         }
     }
 
+    /// Item `pod/ep-1`, stated 1000 bytes by its feed, with bytes the origin said are of a
+    /// 5000-byte file and its size set to that.
+    private func itemWithTheOriginsSize(_ store: LibraryStore) throws -> (source: Source, id: Int64) {
+        let source = try store.addSource(name: "pod", feedURL: "https://pod.example/feed.xml")
+        _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)], isComplete: true, now: t0)
+        let id = try #require(try store.item(source: "pod", contentID: "ep-1")).id
+        try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100],
+                                      validator: CacheValidator(etag: "\"v1\"", lastModified: nil, totalSize: 5000))
+        try store.setSize(itemID: id, 5000)
+        return (source, id)
+    }
+
     @Test("The origin's size of cached bytes wins over a feed that states another for the same URL")
     func theOriginsSizeWinsOverTheFeeds() throws {
         try withLibrary { store, _ throws in
-            let source = try store.addSource(name: "pod", feedURL: "https://pod.example/feed.xml")
-            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)], isComplete: true, now: t0)
-            let id = try #require(try store.item(source: "pod", contentID: "ep-1")).id
             // Given bytes the origin said are of a 5000-byte file, and the item's size set to it
-            try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100],
-                                          validator: CacheValidator(etag: "\"v1\"", lastModified: nil, totalSize: 5000))
-            try store.setSize(itemID: id, 5000)
+            let (source, id) = try itemWithTheOriginsSize(store)
             // When the feed states its wrong length again: the origin's stays, nothing changed
             let again = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)],
                                                isComplete: true, now: t1)
@@ -65,12 +72,7 @@ struct CatalogMergeTests {
     @Test("The origin's size outlives an eviction; a new stated size is taken once the bytes before are gone")
     func theOriginsSizeOutlivesAnEviction() throws {
         try withLibrary { store, _ throws in
-            let source = try store.addSource(name: "pod", feedURL: "https://pod.example/feed.xml")
-            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)], isComplete: true, now: t0)
-            let id = try #require(try store.item(source: "pod", contentID: "ep-1")).id
-            try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100],
-                                          validator: CacheValidator(etag: "\"v1\"", lastModified: nil, totalSize: 5000))
-            try store.setSize(itemID: id, 5000)
+            let (source, id) = try itemWithTheOriginsSize(store)
             // Evicted, and the feed states its wrong length again: the origin's size stays
             try store.clearPresentRanges(itemID: id)
             let again = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", size: 1000)],
