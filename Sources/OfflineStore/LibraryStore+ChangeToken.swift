@@ -28,13 +28,18 @@ extension LibraryStore {
     /// scanned past `cache-limit`, and a listing shows almost none of it (an item's bytes show
     /// in its xattrs, read from the store; an unsubscribed source's item left with no byte
     /// leaves its folder at the next rebuild). Counted, it rebuilt a large library's tree
-    /// every second. The other events are indexed apart (`event_listed`, schema v11), so the
-    /// newest of them is one index look-up however many notes came after it.
+    /// every second. Nor is the note of a sync the origin answered `304` (kind `sync`, no
+    /// details; a merge's own `sync` event has its counts): nothing changed. The other events
+    /// are indexed apart (`event_listed`, schemas v11 and v15), so the newest of them is one
+    /// index look-up however many notes came after it.
+    /// The events a listing may show the outcome of: the condition of the `event_listed` index
+    /// (the token's query must state it as written there to use it).
+    static let listedEvents = "NOT (itemID IS NULL AND (kind = 'evict' OR (kind = 'sync' AND details IS NULL)))"
+
     public func changeToken() throws -> StoreChangeToken {
         try read { db in
             let row = try Row.fetchOne(db, sql: """
-                SELECT ifnull((SELECT seq FROM event WHERE NOT (kind = 'evict' AND itemID IS NULL)
-                               ORDER BY seq DESC LIMIT 1), 0),
+                SELECT ifnull((SELECT seq FROM event WHERE \(Self.listedEvents) ORDER BY seq DESC LIMIT 1), 0),
                        (SELECT ifnull(max(id), 0) FROM item),
                        (SELECT ifnull(CAST(max(updatedAt) * 1000000 AS INTEGER), 0) FROM item),
                        (SELECT count(*) FROM category),

@@ -22,6 +22,7 @@ enum StoreSchema {
         migrator.registerMigration("v12", migrate: v12)
         migrator.registerMigration("v13", migrate: v13)
         migrator.registerMigration("v14", migrate: v14)
+        migrator.registerMigration("v15", migrate: v15)
         return migrator
     }
 
@@ -304,5 +305,12 @@ enum StoreSchema {
     /// again keeps the origin's size, after an eviction too; a new length is news of a new file.
     private static func v14(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE item ADD COLUMN feedSize INTEGER")
+    }
+
+    /// v15: the note of a sync the origin answered `304` (kind `sync`, no details) is left out
+    /// of the listed events too: a mount rebuilt its whole tree after each such sync.
+    private static func v15(_ db: Database) throws {
+        try db.execute(sql: "DROP INDEX event_listed")
+        try db.execute(sql: "CREATE INDEX event_listed ON event(seq) WHERE \(LibraryStore.listedEvents)")
     }
 }

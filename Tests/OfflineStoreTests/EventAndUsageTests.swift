@@ -146,6 +146,19 @@ struct EventAndUsageTests {
         }
     }
 
+    @Test("The change token stays put for the note of a sync the origin answered 304, and moves for a merge's")
+    func changeTokenIgnoresNotModifiedSyncNotes() throws {
+        try withOneFilm { store, item in
+            let before = try store.changeToken()
+            _ = try store.appendEvent(kind: .sync, sourceID: item.sourceID, message: "synced s: not modified")
+            #expect(try store.changeToken() == before)
+            // (the same entry again: only the merge's event tells)
+            _ = try store.mergeCatalog(sourceID: item.sourceID, title: nil, entries: [entry("film", type: .video, mime: "video/mp4")],
+                                       isComplete: true, now: TestClock.start)
+            #expect(try store.changeToken() != before)
+        }
+    }
+
     /// A library with one source listing one video, "film".
     private func withOneFilm(_ body: (LibraryStore, Item) throws -> Void) throws {
         try withLibrary { store, _ throws in
