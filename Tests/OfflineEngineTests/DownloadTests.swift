@@ -1,5 +1,6 @@
 import Foundation
-import OfflineEngine
+@testable import OfflineEngine
+import OfflineHTTP
 import OfflineStore
 import OfflineTestSupport
 import Testing
@@ -83,5 +84,69 @@ import Testing
         let result = fixture.download(item)
         #expect(result.state == .idle)
         #expect(result.error == .noNetwork)
+    }
+
+    @Test func aDownloadGivesTheLinkToAReaderOfAnotherItem() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 8 << 20
+        let download = try fixture.addItem("down.mp4", size: size, seed: 21)
+        // Given an open item whose reader's bytes trickle in
+        let read = try fixture.addItem("read.mp4", size: 4 << 20, seed: 22)
+        fixture.origin.setFault("/read.mp4", .trickle(bytesPerSecond: 200_000))
+        fixture.fetcher.readerOpened(itemID: read.id)
+        let reader = fixture.ask(read, 0..<(2 << 20), timeout: .seconds(30))
+        try waitUntil { !fixture.origin.requests(for: "/read.mp4").isEmpty }
+        // When another item downloads meanwhile
+        let result = Box<DownloadResult?>(nil)
+        let downloaded = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            result.value = fixture.download(download)
+            downloaded.signal()
+        }
+        // Then it waits while the reader receives (loopback would carry it in a moment),
+        #expect(downloaded.wait(timeout: .now() + 1.5) == .timedOut)
+        #expect(fixture.origin.bodyBytesSent(for: "/down.mp4") < size)
+        // and goes on once the reader is gone, every byte verified
+        reader.ticket?.cancel()
+        fixture.fetcher.readerClosed(itemID: read.id)
+        #expect(downloaded.wait(timeout: .now() + 10) == .success)
+        #expect(result.value?.state == .cached, "\(String(describing: result.value))")
+        #expect(try fixture.cachedBytes(download, 0..<size) == GeneratedBytes(size: size, seed: 21).bytes())
+    }
+
+    @Test func aDownloadGivesTheLinkToAReaderFarAheadInTheSameItem() throws {
+        // (Stalls last until released: the low-speed limit is not what this is about.)
+        let fixture = try TransferFixture(settings: FetchSettings(
+            timeouts: HTTPTimeouts(connect: 2, lowSpeedBytesPerSecond: 1, lowSpeedSeconds: 30), nearBytes: 512 << 10))
+        defer { fixture.close() }
+        let size: Int64 = 4 << 20
+        let item = try fixture.addItem("film.mp4", size: size, seed: 23)
+        // Given a download of an item, its bytes coming in
+        fixture.origin.setFault("/film.mp4", .trickle(bytesPerSecond: 1_000_000), times: 1)
+        let result = Box<DownloadResult?>(nil)
+        let downloaded = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            result.value = fixture.download(item)
+            downloaded.signal()
+        }
+        func downloadCursor() -> Int64? { fixture.fetcher.fetchPositions(itemID: item.id, file: "media").first?.cursor }
+        try waitUntil { (downloadCursor() ?? 0) > 0 }
+        // When a player seeks far ahead in it (past `nearBytes`) and its answer is slow to come
+        fixture.origin.setFault("/film.mp4", .stall(seconds: 30), times: 1)
+        fixture.fetcher.readerOpened(itemID: item.id)
+        let reader = fixture.ask(item, (3 << 20)..<((3 << 20) + 65_536), timeout: .seconds(30))
+        try waitUntil { fixture.origin.requests(for: "/film.mp4").count == 2 }
+        // Then the download's fetch waits while the player's receives (at 1 MB/s it would move)
+        let held = downloadCursor()
+        #expect(reader.answered.wait(timeout: .now() + 1) == .timedOut)
+        #expect(downloadCursor() == held)
+        // and both go on once the player's bytes are in
+        fixture.origin.releaseStalls()
+        #expect(reader.answered.wait(timeout: .now() + 10) == .success)
+        fixture.fetcher.readerClosed(itemID: item.id)
+        #expect(downloaded.wait(timeout: .now() + 60) == .success)
+        #expect(result.value?.state == .cached, "\(String(describing: result.value))")
+        #expect(try fixture.cachedBytes(item, 0..<size) == GeneratedBytes(size: size, seed: 23).bytes())
     }
 }

@@ -13,6 +13,9 @@ import Testing
         var cursor: Int64
         var stop: Int64
         var allowance: Int64
+        /// How far readers allowed it (`.max`: all its allowance; less: a download allowed the rest).
+        var readerAllowance = Int64.max
+        var forReader = true
     }
 
     /// A waiter: the bytes it wants, its read-ahead, what a fetch started for it asks for.
@@ -20,6 +23,7 @@ import Testing
         var range: Range<Int64>
         var readAhead: Int64 = 0
         var length = FetchLength.streamWhenLarge
+        var forDownload = false
     }
 
     /// A fetch as the plan leaves it: its range (start to stop) and allowance.
@@ -27,7 +31,13 @@ import Testing
         var start: Int64
         var stop: Int64
         var allowance: Int64
-        var description: String { "\(start)..<\(stop == .max ? "end" : "\(stop)") allowed \(allowance == .max ? "all" : "\(allowance)")" }
+        /// A reader waits for it (else only a download does, and the transfer loop holds it back
+        /// while a reader's fetch receives).
+        var forReader = true
+        var description: String {
+            "\(start)..<\(stop == .max ? "end" : "\(stop)") allowed \(allowance == .max ? "all" : "\(allowance)")"
+                + (forReader ? "" : ", a download's")
+        }
     }
 
     struct Row: Sendable, CustomTestStringConvertible {
@@ -84,6 +94,18 @@ import Testing
             waiters: [Wanted(range: (80 * mib)..<(80 * mib + 64 * kib))],
             expected: [Planned(start: 0, stop: 80 * mib, allowance: 100 * mib - 1),
                        Planned(start: 80 * mib, stop: 100 * mib, allowance: 80 * mib + 64 * kib)]),
+        Row(name: "a seek past what readers asked of a stream a download allowed to the end gets its own fetch",
+            total: 100 * mib, running: [Running(cursor: 0, stop: 100 * mib, allowance: 100 * mib - 1, readerAllowance: mib)],
+            waiters: [Wanted(range: (6 * mib)..<(6 * mib + 64 * kib))],
+            expected: [Planned(start: 0, stop: 6 * mib, allowance: 100 * mib - 1),
+                       Planned(start: 6 * mib, stop: 100 * mib, allowance: 6 * mib + 64 * kib)]),
+        Row(name: "a download's wait makes a fetch only downloads wait for", total: 10 * mib,
+            waiters: [Wanted(range: 0..<Int64.max, forDownload: true)],
+            expected: [Planned(start: 0, stop: 10 * mib, allowance: 10 * mib, forReader: false)]),
+        Row(name: "a reader joining a download's fetch makes it a reader's", total: 100 * mib,
+            running: [Running(cursor: 0, stop: 100 * mib, allowance: 100 * mib, readerAllowance: 0, forReader: false)],
+            waiters: [Wanted(range: (mib)..<(mib + 64 * kib))],
+            expected: [Planned(start: 0, stop: 100 * mib, allowance: 100 * mib)]),
         Row(name: "a read to the end of a file of known size stops there", total: 1_000,
             waiters: [Wanted(range: 900..<Int64.max)],
             expected: [Planned(start: 900, stop: 1_000, allowance: 1_000)]),
@@ -100,15 +122,16 @@ import Testing
         for running in row.running {
             state.fetches[state.makeID()] = Fetch(generation: 0, start: running.cursor, askedEnd: running.stop,
                                                   cursor: running.cursor, stop: running.stop,
-                                                  allowance: running.allowance, streams: running.allowance < running.stop)
+                                                  allowance: running.allowance, streams: running.allowance < running.stop,
+                                                  forReader: running.forReader, readerAllowance: running.readerAllowance)
         }
         for wanted in row.waiters {
             state.waiters[state.makeID()] = Waiter(range: wanted.range, readAhead: wanted.readAhead,
-                                                   length: wanted.length, completion: { _ in })
+                                                   length: wanted.length, forDownload: wanted.forDownload, completion: { _ in })
         }
         _ = state.plan(FetchSettings())
         let planned = state.fetches.sorted { $0.key < $1.key }
-            .map { Planned(start: $0.value.start, stop: $0.value.stop, allowance: $0.value.allowance) }
+            .map { Planned(start: $0.value.start, stop: $0.value.stop, allowance: $0.value.allowance, forReader: $0.value.forReader) }
         #expect(planned == row.expected)
     }
 }

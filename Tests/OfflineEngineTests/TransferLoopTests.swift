@@ -134,4 +134,48 @@ import Testing
         #expect(bytesAtEnd.value == 20_000)
         #expect(received.value == GeneratedBytes(size: 20_000, seed: 4).bytes(in: 0..<20_000))
     }
+
+    @Test func transfersNobodyWaitsForAreHeldWhileOneSomeoneWaitsForReceives() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let loop = TransferLoop()
+        defer { loop.shutdown() }
+        let size = 8 << 20
+        origin.serve("/read", .generated(size: 1 << 20, seed: 5))
+        origin.setFault("/read", .stall(seconds: 30))
+        origin.serve("/a", .generated(size: Int64(size), seed: 6))
+        origin.serve("/b", .generated(size: Int64(size), seed: 7))
+        // Given a reader's transfer whose body stalls
+        let readerDone = DispatchSemaphore(value: 0)
+        loop.start(HTTPRequest(url: origin.url("/read")), TransferCallbacks(body: { _ in .more }, complete: { _ in readerDone.signal() }))
+        while origin.requests(for: "/read").isEmpty { usleep(1000) }
+        // When two downloads nobody waits for start beside it
+        func download(_ path: String) -> (TransferHandle, Box<Data>, DispatchSemaphore) {
+            let received = Box<Data>(Data())
+            let done = DispatchSemaphore(value: 0)
+            let handle = loop.makeHandle()
+            handle.isWaitedFor = false
+            loop.start(HTTPRequest(url: origin.url(path)), TransferCallbacks(
+                body: { bytes in received.value.append(contentsOf: bytes); return .more },
+                complete: { error in if error == nil { done.signal() } }), as: handle)
+            return (handle, received, done)
+        }
+        let (a, aBytes, aDone) = download("/a")
+        let (b, bBytes, bDone) = download("/b")
+        // Then they are held (loopback would carry 8 MiB many times over in a second)
+        #expect(aDone.wait(timeout: .now() + 1) == .timedOut)
+        #expect(bDone.wait(timeout: .now()) == .timedOut)
+        #expect(a.wasHeld && b.wasHeld)
+        // and one that someone comes to wait for goes on while the reader still stalls,
+        a.isWaitedFor = true
+        #expect(aDone.wait(timeout: .now() + 5) == .success)
+        #expect(bBytes.value.count < size)
+        // and the other once the reader's transfer is over, every byte in order
+        origin.releaseStalls()
+        #expect(readerDone.wait(timeout: .now() + 5) == .success)
+        #expect(bDone.wait(timeout: .now() + 5) == .success)
+        #expect(aBytes.value == GeneratedBytes(size: Int64(size), seed: 6).bytes(in: 0..<Int64(size)))
+        #expect(bBytes.value == GeneratedBytes(size: Int64(size), seed: 7).bytes(in: 0..<Int64(size)))
+        #expect(origin.requests(for: "/b").count == 1)
+    }
 }

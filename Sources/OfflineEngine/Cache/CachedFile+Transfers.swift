@@ -25,6 +25,7 @@ extension CachedFile {
             guard let request = state.withLock({ s -> HTTPRequest? in
                 guard let fetch = s.fetches[id] else { return nil }
                 s.fetches[id]?.handle = handle
+                handle.isWaitedFor = fetch.forReader
                 return makeRequest(fetch, validator: s.validator)
             }) else {
                 continue
@@ -319,10 +320,10 @@ extension CachedFile {
                                          reason: .network)
                     cutShort = true
                 }
-                // A fetch that paused for its reader left its connection idle, which origins
-                // close after a while: the bytes still wanted get a new fetch (`plan`, below),
-                // which fails its waiters if the origin is really gone.
-                if cutShort && fetch.pauses > 0 { failure = nil }
+                // A fetch that paused for its reader (or was held for another's) left its
+                // connection idle, which origins close after a while: the bytes still wanted get
+                // a new fetch (`plan`, below), which fails its waiters if the origin is really gone.
+                if cutShort && (fetch.pauses > 0 || fetch.handle?.wasHeld == true) { failure = nil }
                 // A fetch stopped here (no reader wanted it, or `cancelAll`, which told its
                 // waiters then) owes nothing to the waiters that came after the stop: they
                 // get a fetch of their own (`plan`, below).

@@ -101,7 +101,7 @@ final class CachedFile: Sendable {
     /// Calls `completion` once `range` is written (or fails), or `bytes` with the bytes of
     /// `range` once they have all arrived, written or not (`RangeFetcher.whenAvailable`); starts fetches as needed.
     func request(_ range: Range<Int64>, readAhead: Int64, deadline: ContinuousClock.Instant?,
-                 length: FetchLength = .streamWhenLarge,
+                 length: FetchLength = .streamWhenLarge, forDownload: Bool = false,
                  bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
                  completion: @escaping @Sendable (Result<Void, FetchError>) -> Void) -> Int? {
         // `gathered`: blocks holding bytes that arrived but are not in the file yet, which go
@@ -121,8 +121,8 @@ final class CachedFile: Sendable {
             if let error = s.writeError { return .failed(error) }
             let id = s.makeID()
             s.stopsWhenUnwanted = false
-            s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), length: length, bytes: bytes,
-                                   completion: completion)
+            s.waiters[id] = Waiter(range: range, readAhead: max(0, readAhead), length: length, forDownload: forDownload,
+                                   bytes: bytes, completion: completion)
             return .waiting(id, s.plan(settings),
                             gathered: s.fetches.values.compactMap(\.block).filter { s.completes(range, $0) }, received: s.received)
         }
@@ -182,6 +182,7 @@ final class CachedFile: Sendable {
                 if let neededEnd = needed.map({ s.clamped($0.range).upperBound }).max() {
                     // It stops once its waiters have their bytes, whatever comes after.
                     s.fetches[id]?.stop = min(fetch.stop, max(fetch.cursor, neededEnd))
+                    if needed.allSatisfy(\.forDownload) { s.fetches[id]?.setForReader(false) }
                     continue
                 }
                 s.fetches[id]?.failure = Self.unwanted(origin)

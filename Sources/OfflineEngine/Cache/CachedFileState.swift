@@ -22,6 +22,12 @@ struct Fetch: Sendable {
     let streams: Bool
     /// Paused at its allowance: the transfer loop holds the connection unread.
     var paused = false
+    /// A reader has waited for its bytes; a fetch only downloads wait for is held back by the
+    /// transfer loop while a reader's receives (`TransferHandle.isWaitedFor`).
+    var forReader = true
+    /// How far readers allowed it (`.max`: all of `allowance`); a download allows it to the
+    /// end of the file, which a reader's seek must not count as asked before.
+    var readerAllowance = Int64.max
     /// Times it paused for its reader (which pause an idle check is about; a fetch that
     /// paused may find that the origin gave up on the idle connection).
     var pauses = 0
@@ -37,6 +43,12 @@ struct Fetch: Sendable {
 
     /// Its bytes from here on are not in the file yet: gathered in `block`, or still to come.
     var unwrittenFrom: Int64 { block.map { $0.unwritten.lowerBound } ?? cursor }
+
+    /// Whether a reader waits for its bytes; its transfer is told.
+    mutating func setForReader(_ value: Bool) {
+        forReader = value
+        handle?.isWaitedFor = value
+    }
 }
 
 /// What `CachedFileState.plan` changed: fetches to start, paused ones to resume, and
@@ -66,6 +78,8 @@ struct Waiter: Sendable {
     var range: Range<Int64>
     var readAhead: Int64
     var length = FetchLength.streamWhenLarge
+    /// A download's wait (nobody reads the bytes now), not a reader's.
+    var forDownload = false
     /// Takes the bytes from memory instead of `completion` (`RangeFetcher.whenAvailable`), if set: called
     /// as soon as all of them have arrived, before they are in the file.
     var bytes: (@Sendable (BytesInMemory) -> Void)?
@@ -198,13 +212,13 @@ struct CachedFileState: Sendable {
                         // Bytes it gathered and has not written yet count as close ahead; so
                         // do the bytes a streaming fetch's reader asked for before (the fetch
                         // may be behind the reader's read-ahead by more than `nearBytes`), but
-                        // no further than that read-ahead: a download that joined the fetch
-                        // allows it to the end of the file, and a seek far ahead must still
-                        // get a fetch of its own.
-                        let askedBefore = fetch.streams && offset <= fetch.allowance
+                        // no further than that read-ahead, nor than readers asked: a download
+                        // that joined the fetch allows it to the end of the file, and a seek
+                        // far ahead must still get a fetch of its own.
+                        let askedBefore = fetch.streams && offset <= min(fetch.allowance, fetch.readerAllowance)
                             && offset - fetch.cursor <= settings.nearBytes + ReadPattern.maxReadAhead
                         if offset - fetch.cursor <= settings.nearBytes || askedBefore {
-                            allow(fetchID, upTo: min(wanted, end), &changes)
+                            allow(fetchID, upTo: min(wanted, end), byReader: !waiter.forDownload, &changes)
                             offset = end
                             continue
                         }
@@ -213,7 +227,8 @@ struct CachedFileState: Sendable {
                         let stop = min(offset, max(fetch.cursor, fetch.allowance))
                         fetches[fetchID]?.stop = stop
                         if fetch.paused && fetch.cursor >= stop { retire(fetchID, &changes) }
-                        changes.created.append(addFetch(from: offset, to: end, allowance: min(wanted, end)))
+                        changes.created.append(addFetch(from: offset, to: end, allowance: min(wanted, end),
+                                                        forReader: !waiter.forDownload))
                         offset = end
                         continue
                     }
@@ -226,7 +241,8 @@ struct CachedFileState: Sendable {
                     if let held = present.nextHeld(atOrAfter: offset) { stop = min(stop, held) }
                     for fetch in fetches.values where isLive(fetch) && fetch.unwrittenFrom > offset { stop = min(stop, fetch.unwrittenFrom) }
                     if let total { stop = min(stop, total) }
-                    changes.created.append(addFetch(from: offset, to: stop, allowance: min(wanted, stop)))
+                    changes.created.append(addFetch(from: offset, to: stop, allowance: min(wanted, stop),
+                                                    forReader: !waiter.forDownload))
                     offset = min(wanted, stop)
                 }
             }
@@ -247,14 +263,21 @@ struct CachedFileState: Sendable {
     }
 
     /// Lets a fetch write up to `end` at least, resuming it if it paused.
-    private mutating func allow(_ id: Int, upTo end: Int64, _ changes: inout FetchChanges) {
-        guard var fetch = fetches[id], fetch.allowance < end else { return }
+    private mutating func allow(_ id: Int, upTo end: Int64, byReader: Bool, _ changes: inout FetchChanges) {
+        guard var fetch = fetches[id] else { return }
+        if byReader {
+            fetch.readerAllowance = max(min(fetch.readerAllowance, fetch.allowance), end)
+            if !fetch.forReader { fetch.setForReader(true) }
+        } else if fetch.readerAllowance == .max {
+            fetch.readerAllowance = fetch.allowance
+        }
+        defer { fetches[id] = fetch }
+        guard fetch.allowance < end else { return }
         fetch.allowance = end
         if fetch.paused, let handle = fetch.handle {
             fetch.paused = false
             changes.resumed.append(handle)
         }
-        fetches[id] = fetch
     }
 
     /// Ends a paused fetch nobody wants more of, as if it had reached its stop.
@@ -266,12 +289,14 @@ struct CachedFileState: Sendable {
         if let handle = fetch.handle { changes.retired.append(handle) }
     }
 
-    private mutating func addFetch(from start: Int64, to end: Int64, allowance: Int64) -> Int {
+    private mutating func addFetch(from start: Int64, to end: Int64, allowance: Int64, forReader: Bool) -> Int {
         let id = makeID()
         fetches[id] = Fetch(generation: generation, start: start, askedEnd: end, cursor: start, stop: end,
-                            allowance: allowance, streams: end > allowance)
+                            allowance: allowance, streams: end > allowance, forReader: forReader,
+                            readerAllowance: forReader ? .max : start)
         return id
     }
+
 
     /// Forgets every byte: the next bytes belong to another version of the file.
     mutating func startNewGeneration(validator: CacheValidator?) {

@@ -134,7 +134,7 @@ extension Downloader {
             let range = part.range.map { ByteRange($0.lowerBound, $0.upperBound) } ?? ByteRange(0, .max)
             group.enter()
             fetcher.whenAvailable(itemID: itemID, file: part.resource, range: range, readAhead: 0,
-                                  deadline: .now + .seconds(365 * 86_400)) { [fetcher] result in
+                                  deadline: .now + .seconds(365 * 86_400), forDownload: true) { [fetcher] result in
                 if case .failure(let error) = result {
                     let failed = HLSFailure(error, context: Self.describe(part))
                     let first = failure.withLock { current -> Bool in

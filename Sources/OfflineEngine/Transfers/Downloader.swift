@@ -94,7 +94,7 @@ public final class Downloader: Sendable {
         let done = DispatchSemaphore(value: 0)
         let outcome = OutcomeBox()
         fetcher.whenAvailable(itemID: itemID, file: file, range: ByteRange(0, .max), readAhead: 0,
-                              deadline: .now + .seconds(365 * 86_400)) { result in
+                              deadline: .now + .seconds(365 * 86_400), forDownload: true) { result in
             outcome.set(result)
             done.signal()
         }

@@ -153,7 +153,7 @@ public final class RangeFetcher: Sendable {
     @discardableResult
     public func whenAvailable(
         itemID: Int64, file: CacheFileKey, range: ByteRange, readAhead: Int64,
-        length: FetchLength = .streamWhenLarge, deadline: ContinuousClock.Instant,
+        length: FetchLength = .streamWhenLarge, deadline: ContinuousClock.Instant, forDownload: Bool = false,
         bytes: (@Sendable (BytesInMemory) -> Void)? = nil,
         completion: @escaping @Sendable (Result<Void, FetchError>) -> Void
     ) -> any FetchTicket {
@@ -172,13 +172,13 @@ public final class RangeFetcher: Sendable {
                 DispatchQueue.global().async { [self] in
                     takeCopy(into: cached)
                     _ = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline,
-                                       length: length, bytes: bytes, completion: completion)
+                                       length: length, forDownload: forDownload, bytes: bytes, completion: completion)
                 }
             }
             return Ticket(file: copy, waiterID: id)
         } orFetching: {
             let id = cached.request(range.start..<range.end, readAhead: readAhead, deadline: deadline, length: length,
-                                    bytes: bytes, completion: completion)
+                                    forDownload: forDownload, bytes: bytes, completion: completion)
             return Ticket(file: cached, waiterID: id)
         }
     }

@@ -27,7 +27,7 @@ public final class TransferEngine: Sendable {
         fetcher.onFileCompleted { itemID, file in
             // On the flusher's thread: blocking is fine.
             if file == "media" { return downloader.completeStreamed(itemID: itemID) }
-            if file == "thumbnail" || file.hasPrefix("subtitle."), let size = fetcher.knownSize(itemID: itemID, file: file) {
+            if CacheLayout.isSideFile(file), let size = fetcher.knownSize(itemID: itemID, file: file) {
                 // A stated size found wrong is corrected where listings read it.
                 _ = try? store.correctSideFileSize(itemID: itemID, file: file, size)
             }

@@ -43,6 +43,8 @@ public final class TransferHandle: Sendable, Hashable {
     public let id: UInt64
     private let received = Atomic<Int64>(0)
     private let expected = Atomic<Int64>(-1)
+    private let waitedFor = Atomic<Bool>(true)
+    private let held = Atomic<Bool>(false)
 
     init(id: UInt64) { self.id = id }
 
@@ -54,6 +56,17 @@ public final class TransferHandle: Sendable, Hashable {
         return value >= 0 ? value : nil
     }
 
+    /// Whether someone waits for its bytes now (at first, yes). While a transfer someone waits
+    /// for receives, the loop holds the others back, so a download gives a slow link to a
+    /// reader. A change counts from the loop's next turn.
+    public var isWaitedFor: Bool {
+        get { waitedFor.load(ordering: .relaxed) }
+        set { waitedFor.store(newValue, ordering: .relaxed) }
+    }
+    /// The loop held it back at least once: an origin may have closed its idle connection meanwhile.
+    public var wasHeld: Bool { held.load(ordering: .relaxed) }
+
+    func noteHeld() { held.store(true, ordering: .relaxed) }
     func add(_ count: Int) { received.add(Int64(count), ordering: .relaxed) }
     func setExpected(_ count: Int64?) { expected.store(count ?? -1, ordering: .relaxed) }
 

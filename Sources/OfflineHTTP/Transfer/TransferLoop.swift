@@ -7,6 +7,9 @@ import Synchronization
 /// (never Swift's cooperative pool: `curl_multi_poll` blocks). Connections are reused
 /// (keep-alive) and HTTP/2 is multiplexed where the origin offers it.
 ///
+/// While a transfer someone waits for receives, those nobody waits for are held
+/// (`TransferHandle.isWaitedFor`, `holdBack`).
+///
 /// `start` and `cancel` may be called from any thread, including from inside a callback;
 /// they queue a command and wake the loop with `curl_multi_wakeup`. Callbacks run on the
 /// loop thread (see `TransferCallbacks`).
@@ -79,6 +82,8 @@ public final class TransferLoop: Sendable {
         }
         /// The consumer refused a piece: the transfer must stop.
         private(set) var refused = false
+        /// The loop holds it back while a transfer someone waits for receives (`holdBack`).
+        private var held = false
 
         init(handle: TransferHandle, transfer: CurlTransfer, callbacks: TransferCallbacks) {
             self.handle = handle
@@ -94,7 +99,7 @@ public final class TransferLoop: Sendable {
         /// engine copies arriving bytes into memory blocks anyway, so gathering would only add
         /// a copy (docs/reads.md has the measurements).
         func receive(_ bytes: UnsafeRawBufferPointer) -> CurlTransfer.BodyAction {
-            if paused {
+            if paused || held {
                 curlPaused = true  // libcurl holds these bytes and pauses
                 return .pause
             }
@@ -118,11 +123,25 @@ public final class TransferLoop: Sendable {
             }
         }
 
-        /// After a turn: tells libcurl of a pause the consumer asked for outside its callback.
+        /// Receiving, or about to: neither paused nor held nor over.
+        var isReceiving: Bool { !paused && !held && endedWhilePaused == nil }
+
+        func hold(_ value: Bool) {
+            if value && !held { handle.noteHeld() }
+            held = value
+        }
+
+        /// After a turn: tells libcurl of a pause the consumer asked for outside its callback,
+        /// and of a hold that began or ended.
         func applyPause() {
-            guard paused, !curlPaused, endedWhilePaused == nil else { return }
-            curlPaused = true
-            transfer.easy.pauseReceiving(true)
+            if held || (paused && endedWhilePaused == nil) {
+                guard !curlPaused else { return }
+                curlPaused = true
+                transfer.easy.pauseReceiving(true)
+            } else if curlPaused && !paused {
+                curlPaused = false
+                transfer.easy.pauseReceiving(false)
+            }
         }
 
         /// The consumer wants bytes again: the kept ones first, then libcurl's (which may
@@ -136,7 +155,7 @@ public final class TransferLoop: Sendable {
                 guard bytes.withUnsafeBytes({ hand($0) }) else { return false }
                 if paused { return true }  // paused again at once
             }
-            if curlPaused {
+            if curlPaused && !held {
                 curlPaused = false
                 transfer.easy.pauseReceiving(false)
             }
@@ -279,6 +298,7 @@ public final class TransferLoop: Sendable {
                     finish(easy, ending.error)
                 }
             }
+            holdBack(active.values)
             if batch.stopping {
                 for easy in Array(active.keys) {
                     finish(easy, HTTPError(.cancelled, "the transfer loop is shutting down"))
@@ -296,11 +316,19 @@ public final class TransferLoop: Sendable {
                 let error = entry.transfer.finish(done.result)
                 finish(done.easy, error ?? (entry.refused ? Self.refusal(entry) : nil))
             }
+            holdBack(active.values)
             for entry in active.values { entry.applyPause() }
             // Returns at once on socket activity, a curl timer or a wakeup from start/cancel.
             multi.poll(milliseconds: active.isEmpty ? 10_000 : 1000)
         }
         exited.signal()
+    }
+
+    /// While a transfer someone waits for is receiving, the others are held (their bytes wait
+    /// in the connection): a reader gets the whole link, a download what readers leave.
+    private func holdBack(_ entries: Dictionary<UnsafeMutableRawPointer, Active>.Values) {
+        let readerReceives = entries.contains { $0.handle.isWaitedFor && $0.isReceiving }
+        for entry in entries { entry.hold(readerReceives && !entry.handle.isWaitedFor) }
     }
 
     /// Without a multi handle (libcurl could not be set up) no transfer can run: each one,
