@@ -29,6 +29,8 @@ public struct ItemSummary: Sendable, Codable, Equatable {
     public var published: Date?
     /// When its last download completed (nil: not downloaded).
     public var downloaded: Date?
+    /// Pinned (`offlinefs lock`): never evicted or deleted.
+    public var locked: Bool
     /// Marked watched (docs/playback.md).
     public var watched: Bool
     /// The resume point in seconds (0: from the start).
@@ -79,6 +81,7 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         try container.encodeIfPresent(duration, forKey: .duration)
         try container.encodeIfPresent(published, forKey: .published)
         try container.encodeIfPresent(downloaded, forKey: .downloaded)
+        try container.encode(locked, forKey: .locked)
         try container.encode(watched, forKey: .watched)
         try container.encode(position, forKey: .position)
         try container.encodeIfPresent(lastPlayed, forKey: .lastPlayed)
@@ -113,6 +116,7 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         duration = item.duration
         published = item.publishedAt
         downloaded = item.downloadedAt
+        locked = item.locked
         watched = item.watched
         position = item.position ?? 0
         lastPlayed = item.lastPlayedAt

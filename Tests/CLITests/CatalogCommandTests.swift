@@ -212,6 +212,31 @@ struct CatalogCommandTests {
         #expect(try cli.run("source", "list").stdout.contains("HTTP 404"), "the error stays on the source")
     }
 
+    @Test func jsonListsGiveEveryErrorAndLockedField() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        // Given a synced podcast, one of its episodes locked, and a source whose feed is gone
+        try cli.run("source", "add", "owls", origin.serveFeed(path: "/owls.rss", xml: podcast(origin)))
+        try cli.run("sync")
+        try cli.run("source", "add", "gone", origin.url("/missing.rss"))
+        try cli.run("sync", "gone")
+        let ids = try #require(JSONSerialization.jsonObject(with: Data(cli.run("ls", "--json").stdout.utf8)) as? [[String: Any]])
+            .compactMap { $0["id"] as? Int }
+        #expect(try cli.run("lock", String(ids[0])).status == 0)
+        // When a script reads the JSON lists
+        let sources = try #require(JSONSerialization.jsonObject(with: Data(cli.run("source", "list", "--json").stdout.utf8))
+            as? [[String: Any]])
+        let items = try #require(JSONSerialization.jsonObject(with: Data(cli.run("ls", "--json").stdout.utf8)) as? [[String: Any]])
+        // Then every source has `error` and `lastSync` (null when there is none), every item `locked`
+        let owls = try #require(sources.first { $0["name"] as? String == "owls" })
+        let gone = try #require(sources.first { $0["name"] as? String == "gone" })
+        #expect(owls["error"] is NSNull && owls["lastSync"] is String)
+        #expect((gone["error"] as? String)?.contains("404") == true)
+        #expect(items.map { $0["locked"] as? Bool } == ids.map { $0 == ids[0] })
+    }
+
     @Test func versionIsPrinted() throws {
         let output = try CLIRunner().run("--version")
         #expect(output.status == 0)

@@ -110,7 +110,8 @@ extension SourceCommand {
     }
 }
 
-/// A source as `source list --json` prints it.
+/// A source as `source list --json` prints it: `lastSync` and `error` always (null when there
+/// is none, as `ls --json` writes `error`), so a script may index them.
 struct SourceSummary: Encodable {
     var name: String
     var title: String?
@@ -128,5 +129,18 @@ struct SourceSummary: Encodable {
         subscribed = source.subscribed
         lastSync = source.lastSyncAt
         error = source.lastSyncError
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, title, url, kind, subscribed, lastSync, error }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encode(url, forKey: .url)
+        try container.encodeIfPresent(kind, forKey: .kind)
+        try container.encode(subscribed, forKey: .subscribed)
+        try container.encode(lastSync, forKey: .lastSync)
+        try container.encode(error, forKey: .error)
     }
 }
