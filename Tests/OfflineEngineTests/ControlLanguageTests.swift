@@ -43,6 +43,14 @@ struct ControlLanguageTests {
         ("source remove acme", .removeSource(name: "acme")),
         ("subscribe acme", .subscribe(source: "acme")),
         ("unsubscribe \"my podcasts\"", .unsubscribe(source: "my podcasts")),
+        // Source names may hold spaces: the rest of the line, like an item reference.
+        ("sync My Podcast", .sync(source: "My Podcast")),
+        ("unsubscribe  my podcasts ", .unsubscribe(source: "my podcasts")),
+        ("source remove Evening News", .removeSource(name: "Evening News")),
+        ("source add Evening News https://example.com/feed.json", .addSource(name: "Evening News", feedURL: "https://example.com/feed.json")),
+        ("source add \"Evening News\" https://example.com/feed.json", .addSource(name: "Evening News", feedURL: "https://example.com/feed.json")),
+        // What Windows editors write first in a file.
+        ("\u{FEFF}pause acme/ep-001", .pause(item: "acme/ep-001")),
         ("set download-window 01:00-06:00", .setPolicy(name: "download-window", value: "01:00-06:00")),
         ("set cache-limit 20 G", .setPolicy(name: "cache-limit", value: "20 G")),
         ("\tset\tretry-limit\t5", .setPolicy(name: "retry-limit", value: "5")),
@@ -54,7 +62,7 @@ struct ControlLanguageTests {
         #expect(try ControlLanguage.parse(Array(line.utf8)) == command)
     }
 
-    @Test(arguments: ["", "   ", "\t", "# a comment", "  # indented comment", "\r"])
+    @Test(arguments: ["", "   ", "\t", "# a comment", "  # indented comment", "\r", "\u{FEFF}", "\u{FEFF}# comment"])
     func ignoresBlankAndCommentLines(line: String) throws {
         #expect(try ControlLanguage.parse(line) == nil)
     }
@@ -80,8 +88,8 @@ struct ControlLanguageTests {
         ("source", "unknown command 'source '"),
         ("source list", "unknown command 'source list'"),
         ("source add acme", "usage: source add <name> <feed-url>"),
-        ("source add a b c", "too many arguments"),
-        ("sync a b", "too many arguments"),
+        ("source add \"a\" b c", "text after a quoted value"),
+        ("sync \"a\" b", "text after a quoted value"),
         ("subscribe", "usage: subscribe <source>"),
         ("set cache-limit", "usage: set <policy> <value>"),
         ("set", "usage: set <policy> <value>"),
@@ -142,6 +150,8 @@ struct ControlLanguageTests {
         .setPosition(item: "part 2", seconds: 0.25),
         .sync(source: "two words"),
         .addSource(name: "a b", feedURL: "https://example.com/a b"),
+        .addSource(name: "\"quoted\" name", feedURL: "https://example.com/x"),
+        .subscribe(source: " padded "),
         .setPolicy(name: "download-window", value: " padded "),
         .setPolicy(name: "x", value: "\"quoted\""),
     ]

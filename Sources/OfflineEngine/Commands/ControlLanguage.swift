@@ -11,8 +11,11 @@
 ///   in ` quality=high` or, for `evict`, in ` all`, a name starting with a quote): `"…"` with `\"`, `\\`, `\n`, `\t`
 ///   escapes, or `'…'` taken literally (like the shell's). After the closing quote only
 ///   options may follow.
-/// - Source and policy names are single words (quotable); a policy value is the rest of the line.
-/// - Empty lines and lines starting with `#` are ignored (`parse` returns `nil`).
+/// - A source name is the rest of the line too (`sync My Podcast`); in `source add` it is all
+///   but the last word, the feed URL. A policy name is a single word (quotable); its value is
+///   the rest of the line.
+/// - Empty lines and lines starting with `#` are ignored (`parse` returns `nil`), and so is a
+///   byte order mark at the start of a line (what Windows editors put first in a file).
 public enum ControlLanguage {
     /// Longest line accepted, in bytes without the newline (HARDENING test 9: a 64 KiB line).
     public static let maxLineBytes = 65_536
@@ -40,6 +43,7 @@ public enum ControlLanguage {
     public static func parse(_ line: String) throws(ParseError) -> LibraryCommand? {
         var rest = Substring(line)
         if rest.last == "\r" { rest = rest.dropLast() }
+        if rest.first == "\u{FEFF}" { rest = rest.dropFirst() }
         rest = rest.trimmingBlanks()
         guard !rest.isEmpty, rest.first != "#" else { return nil }
         if rest.contains(where: { $0 == "\0" }) { throw ParseError("line contains a NUL byte") }
@@ -78,20 +82,28 @@ public enum ControlLanguage {
             let (item, numbers) = try referenceAndNumbers(rest, verb: verb, counts: [1], usage: "position <item> <seconds>")
             return .setPosition(item: item, seconds: numbers[0])
         case "sync":
-            let words = try arguments(rest, verb: verb, count: 0...1, usage: "sync [<source>]")
-            return .sync(source: words.first)
+            return .sync(source: rest.isEmpty ? nil : try sourceName(rest, usage: "sync [<source>]"))
         case "subscribe":
-            return .subscribe(source: try arguments(rest, verb: verb, count: 1...1, usage: "subscribe <source>")[0])
+            return .subscribe(source: try sourceName(rest, usage: "subscribe <source>"))
         case "unsubscribe":
-            return .unsubscribe(source: try arguments(rest, verb: verb, count: 1...1, usage: "unsubscribe <source>")[0])
+            return .unsubscribe(source: try sourceName(rest, usage: "unsubscribe <source>"))
         case "source":
             let sub = rest.takeWord()
             switch sub {
             case "add":
-                let words = try arguments(rest, verb: "source add", count: 2...2, usage: "source add <name> <feed-url>")
-                return .addSource(name: words[0], feedURL: words[1])
+                // The feed URL is the last argument (quoted or not); the name is what comes before.
+                let usage = "source add <name> <feed-url>"
+                var scan = rest
+                var (urlStart, feedURL) = (rest.endIndex, String?.none)
+                while case let next = scan.trimmingBlanks(), !next.isEmpty {
+                    scan = next
+                    urlStart = next.startIndex
+                    feedURL = try scan.takeArgument()
+                }
+                guard let feedURL, !feedURL.isEmpty else { throw ParseError("usage: \(usage)") }
+                return .addSource(name: try sourceName(rest[..<urlStart], usage: usage), feedURL: feedURL)
             case "remove":
-                return .removeSource(name: try arguments(rest, verb: "source remove", count: 1...1, usage: "source remove <name>")[0])
+                return .removeSource(name: try sourceName(rest, usage: "source remove <name>"))
             default:
                 throw ParseError("unknown command 'source \(sub)' (use 'source add <name> <feed-url>' or 'source remove <name>')")
             }
@@ -150,8 +162,9 @@ public enum ControlLanguage {
           echo "download sources/acme/Launch Day [ep-001].mp4" > .control
         A bad line or an unknown item fails the write with EINVAL; the reason is appended to .events.
 
-        <item> is a path in the mount, source/content-id, or an item id. Names with spaces need
-        no quotes; use "…" (escapes \\" \\\\ \\n \\t) or '…' for leading or trailing blanks.
+        <item> is a path in the mount, source/content-id, or an item id. Item and source names
+        with spaces need no quotes; use "…" (escapes \\" \\\\ \\n \\t) or '…' for leading or
+        trailing blanks.
 
           download <item> [quality=low|medium|high|auto|<bits-per-second>] [partial=<seconds>]
                            [audio=<lang>[,<lang>…]|default]
@@ -264,16 +277,12 @@ public enum ControlLanguage {
         return options
     }
 
-    private static func arguments(_ rest: Substring, verb: String, count: ClosedRange<Int>,
-                                  usage: String) throws(ParseError) -> [String] {
-        var rest = rest
-        var words: [String] = []
-        while let word = try rest.takeArgument() {
-            words.append(word)
-            guard words.count <= count.upperBound else { throw ParseError("too many arguments; usage: \(usage)") }
-        }
-        guard count.contains(words.count), !words.contains(where: \.isEmpty) else { throw ParseError("usage: \(usage)") }
-        return words
+    /// A source name: the rest of the line as written (names may hold spaces), or one quoted
+    /// argument with nothing after it.
+    private static func sourceName(_ rest: Substring, usage: String) throws(ParseError) -> String {
+        var rest = rest.trimmingBlanks()
+        guard let name = try rest.takeRest(), !name.isEmpty else { throw ParseError("usage: \(usage)") }
+        return name
     }
 
     // MARK: - Formatting helpers
