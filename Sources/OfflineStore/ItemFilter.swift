@@ -1,10 +1,10 @@
 /// Which items `LibraryStore.items(matching:)` returns. Every field set must match.
 public struct ItemFilter: Sendable, Hashable {
-    /// Source name.
-    public var source: String?
-    /// Category names from the root (`["news", "local"]`); matches that category and its
-    /// sub-categories.
-    public var categoryPath: [String]?
+    /// Source names: an item of any of them.
+    public var sources: [String]?
+    /// Category paths, names from the root (`["news", "local"]`): an item in any of them or
+    /// their sub-categories.
+    public var categoryPaths: [[String]]?
     public var state: ItemState?
     /// Any of these states (with `state`, both must hold).
     public var states: [ItemState]?
@@ -13,8 +13,8 @@ public struct ItemFilter: Sendable, Hashable {
 
     public init(source: String? = nil, categoryPath: [String]? = nil, state: ItemState? = nil,
                 includeDeleted: Bool = false) {
-        self.source = source
-        self.categoryPath = categoryPath
+        sources = source.map { [$0] }
+        categoryPaths = categoryPath.map { [$0] }
         self.state = state
         self.includeDeleted = includeDeleted
     }

@@ -62,9 +62,9 @@ extension LibraryStore {
         -> (whereClause: String, arguments: StatementArguments)? {
         var conditions: [String] = []
         var values: [(any DatabaseValueConvertible)?] = []
-        if let name = filter.source {
-            conditions.append("source.name = ?")
-            values.append(name)
+        if let names = filter.sources {
+            conditions.append("source.name IN (\(names.map { _ in "?" }.joined(separator: ", ")))")
+            values.append(contentsOf: names)
         }
         if let state = filter.state {
             conditions.append("item.state = ?")
@@ -76,10 +76,11 @@ extension LibraryStore {
             conditions.append("item.state IN (\(states.map { _ in "?" }.joined(separator: ", ")))")
             values.append(contentsOf: states.map(\.rawValue))
         }
-        if let path = filter.categoryPath {
-            // The category and every descendant, resolved in memory (the tree is small).
-            guard let root = categories.first(where: { $0.path == path }) else { return nil }
-            let ids = categories.filter { $0.path.starts(with: root.path) }.map(\.id)
+        if let paths = filter.categoryPaths {
+            // The categories and every descendant, resolved in memory (the tree is small).
+            let roots = categories.filter { paths.contains($0.path) }
+            guard !roots.isEmpty else { return nil }
+            let ids = categories.filter { category in roots.contains { category.path.starts(with: $0.path) } }.map(\.id)
             conditions.append("item.id IN (SELECT itemID FROM itemCategory WHERE categoryID IN (\(ids.map(String.init).joined(separator: ","))))")
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")

@@ -47,6 +47,60 @@ struct CatalogCommandTests {
         #expect(again.stdout.contains("owls: not modified"), "\(again.stdout)")
     }
 
+    /// What scripts and people met with names that are not plain words: a repeated
+    /// `--source`, a category whose name holds a `/`, and titles in wide characters.
+    @Test func listsBySeveralSourcesASlashedCategoryAndAlignWideTitles() throws {
+        // Given two feeds, one with a space in its name, a category "AC/DC" and a Japanese title
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let owls = origin.serveFeed(path: "/owls.rss", xml: podcast(origin))
+        let rock = origin.serveFeed(path: "/rock.rss", xml: """
+            <rss version="2.0"><channel><title>Rock</title>
+            <item><title>東京の夜</title><guid>r-1</guid><category>AC/DC</category>
+            <enclosure url="\(origin.url("/r-1.mp3"))" length="4096" type="audio/mpeg"/></item>
+            <item><title>Thunder</title><guid>r-2</guid><category>AC</category>
+            <enclosure url="\(origin.url("/r-2.mp3"))" length="4096" type="audio/mpeg"/></item>
+            </channel></rss>
+            """)
+        let quiet = origin.serveFeed(path: "/quiet.rss", xml: """
+            <rss version="2.0"><channel><title>Quiet</title>
+            <item><title>Hush</title><guid>q-1</guid>
+            <enclosure url="\(origin.url("/q-1.mp3"))" length="4096" type="audio/mpeg"/></item>
+            </channel></rss>
+            """)
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        #expect(try cli.run("source", "add", "owls", owls).status == 0)
+        #expect(try cli.run("source", "add", "Loud Rock", rock).status == 0)
+        #expect(try cli.run("source", "add", "quiet", quiet).status == 0)
+        #expect(try cli.run("sync").status == 0)
+
+        // When --source is given twice, both sources' items are listed (not only the last's)
+        let two = try cli.run("ls", "--source", "owls", "--source", "Loud Rock")
+        #expect(two.status == 0, "\(two.stderr)")
+        #expect(two.stdout.contains("owl-1") && two.stdout.contains("r-1") && !two.stdout.contains("q-1"), "\(two.stdout)")
+
+        // And "AC/DC" names the category of that name, as does its folder name in the mount
+        for name in ["AC/DC", "ac∕dc"] {
+            let slashed = try cli.run("ls", "--category", name)
+            #expect(slashed.status == 0 && slashed.stdout.contains("r-1") && !slashed.stdout.contains("r-2"), "\(name): \(slashed.stdout) \(slashed.stderr)")
+        }
+
+        // And the columns after a wide title line up on the screen: every row's CATEGORIES
+        // column starts at the same display column
+        let table = try cli.run("ls", "--source", "Loud Rock", "--source", "quiet").stdout.split(separator: "\n")
+        #expect(table.count == 4, "\(table)")
+        func displayColumn(of text: Substring, in line: Substring) -> Int? {
+            guard let range = line.range(of: text) else { return nil }
+            return line[..<range.lowerBound].reduce(0) { width, character in
+                width + (character.unicodeScalars.first.map { (0x3000...0x9FFF).contains($0.value) } == true ? 2 : 1)
+            }
+        }
+        let header = try #require(displayColumn(of: "CATEGORIES", in: table[0]))
+        let wide = try #require(table.first { $0.contains("東京の夜") })
+        #expect(displayColumn(of: "AC/DC", in: wide) == header, "\(table.joined(separator: "\n"))")
+    }
+
     @Test func aSourceCanBeUnsubscribedAndSubscribedAgain() throws {
         // Given a synced podcast
         let origin = try TestOrigin()

@@ -15,9 +15,9 @@ struct ListCommand: ParsableCommand {
             """)
 
     @OptionGroup var options: LibraryOptions
-    @Option(help: "Only items of this source.") var source: String?
-    @Option(help: "Only items in this category and its sub-categories (a path such as News/Local; any case).")
-    var category: String?
+    @Option(help: "Only items of this source (repeatable: items of any of them).") var source: [String] = []
+    @Option(help: "Only items in this category and its sub-categories (a path such as News/Local, or the mount's folder names; any case; repeatable: items in any of them).")
+    var category: [String] = []
     @Option(help: ArgumentHelp("Only items in these states, comma-separated (\(ItemState.allCases.map(\.rawValue).joined(separator: ", ")); repeatable).")) var state: [String] = []
     @Option(help: "Order: name (A to Z), date (newest published first), size (largest first), downloaded (newest first).")
     var sort: SortOrder?
@@ -41,16 +41,19 @@ struct ListCommand: ParsableCommand {
 
     func run() throws {
         var filter = ItemFilter()
-        filter.source = source
+        if !source.isEmpty { filter.sources = source }
         if !states.isEmpty {
             filter.states = states
             filter.includeDeleted = states.contains(.deleted)
         }
         let library = try options.open()
-        if let source, try library.store.source(named: source) == nil {
+        for source in source where try library.store.source(named: source) == nil {
             throw CLIError("no source named '\(source)' (offlinefs source list shows the sources)")
         }
-        if let category { filter.categoryPath = try Self.categoryPath(category, in: library.store.categories()) }
+        if !category.isEmpty {
+            let categories = try library.store.categories()
+            filter.categoryPaths = try category.map { try Self.categoryPath($0, in: categories) }
+        }
         let recentCutoff = try recent
             ? Date().addingTimeInterval(-Double(library.store.policies().recentDays) * 86_400) : nil
         let listed = { (item: ItemSummary) -> Bool in
@@ -103,14 +106,22 @@ struct ListCommand: ParsableCommand {
         }.map(\.element)
     }
 
-    /// The category `text` names: its exact path, else the only one equal to it ignoring case.
+    /// The category `text` names: its folder names under the mount's `categories/` (unique;
+    /// a `/` in a name reads `∕` there), else its names joined with `/` as the feeds give them
+    /// (so "AC/DC" finds the category of that name), each in its exact case first, then any.
     static func categoryPath(_ text: String, in categories: [OfflineStore.Category]) throws -> [String] {
-        let wanted = text.split(separator: "/").map(String.init)
-        let paths = categories.map(\.path)
-        if paths.contains(wanted) { return wanted }
-        let folded = paths.filter { $0.map { $0.lowercased() } == wanted.map { $0.lowercased() } }
-        guard folded.count <= 1 else { throw CLIError("'\(text)' names several categories that differ only in case: give its exact case") }
-        guard let path = folded.first else { throw CLIError("no category '\(text)' (the mount's categories/ folder shows them)") }
+        let wanted = text.count > 1 && text.hasSuffix("/") ? String(text.dropLast()) : text
+        let tiers: [(OfflineStore.Category) -> String] = [
+            { $0.folderPath.joined(separator: "/") }, { $0.path.joined(separator: "/") },
+            { $0.folderPath.joined(separator: "/").lowercased() }, { $0.path.joined(separator: "/").lowercased() },
+        ]
+        let found = tiers.enumerated().lazy.map { tier, key in
+            categories.filter { key($0) == (tier < 2 ? wanted : wanted.lowercased()) }.map(\.path)
+        }.first { !$0.isEmpty } ?? []
+        guard found.count <= 1 else {
+            throw CLIError("'\(text)' names several categories (\(found.map { $0.joined(separator: " > ") }.joined(separator: ", "))): give its folder name under categories/")
+        }
+        guard let path = found.first else { throw CLIError("no category '\(text)' (the mount's categories/ folder shows them)") }
         return path
     }
 }
