@@ -91,6 +91,33 @@ import Testing
         #expect(try f.item(item).state == .discovered)
     }
 
+    /// A script reads the state right after its command: a pause or a cancel of a running
+    /// download is in the store when the command returns, not when the download's thread
+    /// gets round to it.
+    @Test func stoppingARunningDownloadIsInTheStoreWhenTheCommandReturns() throws {
+        let f = try EngineFixture(stallSeconds: 30)
+        defer { f.close() }
+        // Given two running downloads whose origin has not answered yet
+        let a = try f.addItem("a.mp4", size: 400_000)
+        let b = try f.addItem("b.mp4", size: 400_000)
+        f.origin.setFault("/a.mp4", .stallBeforeHeaders(seconds: 30))
+        f.origin.setFault("/b.mp4", .stallBeforeHeaders(seconds: 30))
+        f.start()
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.perform(.download(item: "src/b.mp4", options: DownloadOptions()))
+        try f.wait(a, .downloading)
+        try f.wait(b, .downloading)
+        // When one is paused and the other cancelled, the state is read at once
+        try f.perform(.pause(item: "src/a.mp4"))
+        #expect(try f.item(a).state == .paused)
+        try f.perform(.cancel(item: "src/b.mp4"))
+        let cancelled = try f.item(b)
+        #expect(cancelled.state == .discovered)
+        #expect(cancelled.error == .cancelled)
+        #expect(!cancelled.requested)
+        f.origin.releaseStalls()
+    }
+
     /// A sync that moves a partly downloaded item's media: resume asks the new URL (from the
     /// bytes kept, the same file there), not the old one the download started from.
     @Test func resumeAfterTheCatalogMovedTheMediaAsksTheNewURL() throws {

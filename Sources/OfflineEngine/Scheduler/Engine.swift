@@ -87,7 +87,13 @@ public final class Engine: Sendable {
             return
         }
         defer { scheduler.poke() }
-        if !scheduler.stopRunning(itemID: item.id, intent) {
+        // A running download applies the intent as its thread returns: waiting for that (a
+        // flush, a fraction of a second) lets a script read the new state as soon as its
+        // command returns.
+        let settled = DispatchSemaphore(value: 0)
+        if scheduler.stopRunning(itemID: item.id, intent, settled: settled) {
+            _ = settled.wait(timeout: .now() + scheduler.configuration.commandStopWait)
+        } else {
             try scheduler.apply(intent, to: item)
         }
     }

@@ -108,6 +108,7 @@ extension Scheduler {
                 return s.intents.removeValue(forKey: item.id)
             }
             if let intent { try? apply(intent, to: item) }
+            settled(item.id)
             poke()
             return
         }
@@ -169,6 +170,7 @@ extension Scheduler {
         } else if !result.succeeded {
             record(result, item: item, retry: retry, limit: limit)
         }
+        settled(item.id)
         poke()
     }
 
@@ -198,6 +200,12 @@ extension Scheduler {
                 state.withLock { _ = $0.retries.removeValue(forKey: item.id) }
             }
         }
+    }
+
+    /// Tells the commands waiting for the item's download to stop that it has, and that what
+    /// they asked is in the store.
+    private func settled(_ itemID: Int64) {
+        for waiter in state.withLock({ $0.stopWaiters.removeValue(forKey: itemID) }) ?? [] { waiter.signal() }
     }
 
     /// Carries out what a command asked of an item, once no download of it runs. Throws when

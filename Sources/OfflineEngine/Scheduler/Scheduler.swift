@@ -32,6 +32,8 @@ public final class Scheduler: Sendable {
         var stopped = false
         var running: [Int64: Date] = [:]
         var intents: [Int64: StopIntent] = [:]
+        /// Told once a stopped download's intent is applied (`stopRunning(…, settled:)`).
+        var stopWaiters: [Int64: [DispatchSemaphore]] = [:]
         var retries: [Int64: RetryState] = [:]
         var lookups: [Int64: RetryState] = [:]
         var lookupsRunning: Set<Int64> = []
@@ -164,12 +166,14 @@ public final class Scheduler: Sendable {
         }
     }
 
-    /// Asks a running download to stop and apply `intent` when it returns. False when the
-    /// item is not running (the caller applies the intent itself).
-    func stopRunning(itemID: Int64, _ intent: StopIntent) -> Bool {
+    /// Asks a running download to stop and apply `intent` when it returns; `settled` is
+    /// signalled once it has. False when the item is not running (the caller applies the
+    /// intent itself).
+    func stopRunning(itemID: Int64, _ intent: StopIntent, settled: DispatchSemaphore? = nil) -> Bool {
         let running = state.withLock { s -> Bool in
             guard s.running[itemID] != nil else { return false }
             s.intents[itemID] = intent
+            if let settled { s.stopWaiters[itemID, default: []].append(settled) }
             return true
         }
         if running { transfers.downloader.cancel(itemID: itemID) }

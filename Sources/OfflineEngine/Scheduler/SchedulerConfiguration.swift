@@ -24,6 +24,9 @@ public struct SchedulerConfiguration: Sendable {
     public var freeSpace: @Sendable (URL) -> Int64? = SpaceManager.statvfsFreeSpace
     /// Immediate resumes inside one download after a transient failure, before back-off.
     public var attemptsPerDownload = 3
+    /// How long a command that stops a running download (pause, cancel) waits for it to
+    /// stop and its new state to be written, before it returns anyway.
+    public var commandStopWait: TimeInterval = 5
     /// The `hook` command's bounds (tests shorten them).
     public var hooks = HookRunner.Settings()
     /// The bus NetworkManager's metered flag is read on (nil: the system bus, as
