@@ -236,6 +236,29 @@ import Testing
         #expect(ContinuousClock.now - stalledAt < .seconds(8))
     }
 
+    /// A scanner's small reads out of order near one another (gst-discoverer reads 300 B to
+    /// 7 KiB) share one request: each read that missed was a round trip of its own.
+    @Test func aScannersSmallReadsNearOneAnotherShareARequest() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 40 << 20
+        let item = try fixture.addItem("v.mp4", size: size, seed: 3)
+        let open = reading(fixture).openMedia(itemID: item.id, size: size, isCached: false, hasLicenceExpiry: false,
+                                              readerClass: .scanner)
+        defer { open.reader.close() }
+        // When it reads 4 KiB pieces out of order, within 256 KiB at the start and in the middle
+        let expected = GeneratedBytes(size: size, seed: 3)
+        let middle: Int64 = 20 << 20
+        for offset in [100_000, 4_096, 180_000, 60_000, middle + 70_000, middle + 10_000, middle + 200_000] {
+            let answer = read(open.reader, at: offset, count: 4_096).value
+            #expect(answer.count == 1 && bytes(of: answer[0]).map { Data($0) } == expected.bytes(in: offset..<offset + 4_096), "\(offset)")
+        }
+        // Then one request served each stretch, and it asked for no more than the stretch
+        let requests = fixture.origin.requests(for: "/v.mp4")
+        #expect(requests.count == 2, "\(requests.map { $0.header("range") ?? "" })")
+        #expect(requests.map { $0.header("range") } == ["bytes=0-262143", "bytes=\(middle)-\(middle + 262_143)"])
+    }
+
     @Test func aScannersReadBeyondItsAllowanceFailsAtOnceWithoutAFetch() throws {
         let fixture = try TransferFixture()
         defer { fixture.close() }

@@ -179,9 +179,11 @@ public final class ItemFileReader: Sendable {
         if let bytes = available(range) { return answer(bytes) }
         // A thumbnailer or an indexer gets the uncached bytes `scanner-reads` allows, and an
         // error at once for the rest (it then describes the file from what it has).
-        if let limit = scannerReads, !limit.allows(offset..<end, size: size),
-           limit != .header || scannerBytesLeft.subtract(end - offset, ordering: .relaxed).newValue < 0 {
-            return answer(.failure(FetchError(.unavailable, "beyond what policy scanner-reads allows a scanner")))
+        if readerClass == .scanner {
+            guard let fetched = scannerFetch(offset..<end) else {
+                return answer(.failure(FetchError(.unavailable, "beyond what policy scanner-reads allows a scanner")))
+            }
+            if fetched != offset..<end { fetchAhead(ByteRange(baseOffset + fetched.lowerBound, baseOffset + fetched.upperBound), length: .exact) }
         }
         // A read within the first window asks for all of it: the open's own fetch of the window
         // (`startFirstWindow`, after the open's reply) may not have started yet, and one request
@@ -314,13 +316,44 @@ public final class ItemFileReader: Sendable {
     /// Nobody waits on them: a failure shows at the read that needs them.
     private func prefetch(end: Int64, readAhead: Int64) {
         guard let next = pattern.withLock({ $0.prefetch(end: end, readAhead: readAhead) }) else { return }
-        let range = ByteRange(baseOffset + next.lowerBound, baseOffset + next.upperBound)
+        fetchAhead(ByteRange(baseOffset + next.lowerBound, baseOffset + next.upperBound), length: readerClass.fetchLength)
+    }
+
+    /// What a scanner's read of `read` (some of it not cached) fetches: the aligned
+    /// `FetchSettings.scannerGranule` around it, within what `scanner-reads` allows without
+    /// spending more than the open has left; nil when the policy refuses the read. Its reads
+    /// are small and out of order (`gst-discoverer-1.0`: 300 B to 7 KiB), and each one that
+    /// missed was a round trip of its own (docs/reads.md).
+    private func scannerFetch(_ read: Range<Int64>) -> Range<Int64>? {
+        let granule = reading.fetcher.settings.scannerGranule
+        var fetched = read
+        if granule > 1 {
+            let alignedEnd = (read.upperBound + granule - 1) / granule * granule
+            fetched = read.lowerBound / granule * granule..<min(alignedEnd, size ?? alignedEnd)
+        }
+        guard let limit = scannerReads else { return fetched }
+        if limit == .allow { return fetched }
+        guard limit.allows(read, size: size) else {
+            guard limit == .header else { return nil }
+            // Elsewhere: the granule if the open can pay for it, else the read alone.
+            let paid = scannerBytesLeft.load(ordering: .relaxed) >= Int64(fetched.count) ? fetched : read
+            return scannerBytesLeft.subtract(Int64(paid.count), ordering: .relaxed).newValue < 0 ? nil : paid
+        }
+        // Within the first or the last MiB: the granule's part there.
+        let start = read.upperBound <= ScannerReads.headerBytes ? 0 : (size ?? 0) - ScannerReads.headerBytes
+        let region = start..<(start == 0 ? ScannerReads.headerBytes : size ?? read.upperBound)
+        return fetched.clamped(to: region)
+    }
+
+    /// Asks for `range` ahead of the reads that will want it (their waits then join its
+    /// fetch); cancelled at close.
+    private func fetchAhead(_ range: ByteRange, length: FetchLength) {
         let fetcher = reading.fetcher
         guard !fetcher.isAvailable(itemID: itemID, file: key, range: range) else { return }
         // Done once the bytes have arrived (`bytes`), in the file yet or not: a prefetch must
         // not make the engine write a part-filled block early.
         let ticket = fetcher.whenAvailable(itemID: itemID, file: key, range: range, readAhead: 0,
-                                           length: readerClass.fetchLength, deadline: .now + reading.readTimeout,
+                                           length: length, deadline: .now + reading.readTimeout,
                                            bytes: { _ in }, completion: { _ in })
         prefetches.withLock { tickets in
             tickets.append(ticket)
