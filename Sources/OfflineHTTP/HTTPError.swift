@@ -23,6 +23,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, Equatable {
         case tls
         /// The transfer was cancelled by its owner.
         case cancelled
+        /// The transfer loop ended it to give a reader the link
+        /// (`TransferLoop.Configuration.endHeldBelow`): ask again for the rest later.
+        case heldBack
         /// A libcurl call that should not fail did.
         case `internal`
     }

@@ -115,6 +115,48 @@ import Testing
         #expect(try fixture.cachedBytes(download, 0..<size) == GeneratedBytes(size: size, seed: 21).bytes())
     }
 
+    /// On a slow link a held download's connection went on taking what its receive window
+    /// allowed (seconds of the link): a slow download ends instead, and goes on afterwards
+    /// with a request from where it stopped.
+    @Test func aSlowDownloadEndsForAReaderAndGoesOnFromWhereItStopped() throws {
+        let fixture = try TransferFixture()
+        defer { fixture.close() }
+        let size: Int64 = 4 << 20
+        let download = try fixture.addItem("down.mp4", size: size, seed: 31)
+        let read = try fixture.addItem("read.mp4", size: 1 << 20, seed: 32)
+        // Given a download receiving 1 MB a second (under `endHeldBelow`), half a MiB in
+        fixture.origin.setFault("/down.mp4", .trickle(bytesPerSecond: 1_000_000), times: 1)
+        let result = Box<DownloadResult?>(nil)
+        let downloaded = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            result.value = fixture.download(download)
+            downloaded.signal()
+        }
+        func cursor() -> Int64 { fixture.fetcher.fetchPositions(itemID: download.id, file: "media").first?.cursor ?? 0 }
+        try waitUntil { cursor() >= 512 << 10 }
+        // When a reader of another item waits for bytes that are slow to come
+        fixture.origin.setFault("/read.mp4", .stall(seconds: 30), times: 1)
+        fixture.fetcher.readerOpened(itemID: read.id)
+        let reader = fixture.ask(read, 0..<65_536, timeout: .seconds(30))
+        // Then the download's transfer ends, and its next request, from where it stopped,
+        // waits while the reader's receives
+        try waitUntil { fixture.origin.requests(for: "/down.mp4").count == 2 }
+        let restart = try #require(fixture.origin.requests(for: "/down.mp4").last?.header("range"))
+        let from = try #require(Int64(restart.dropFirst("bytes=".count).prefix { $0 != "-" }))
+        #expect(from >= 512 << 10 && from < size, "\(restart)")
+        #expect(downloaded.wait(timeout: .now() + 1) == .timedOut)
+        // and once the reader has its bytes the download ends cached, every byte verified
+        fixture.origin.releaseStalls()
+        #expect(reader.answered.wait(timeout: .now() + 10) == .success)
+        fixture.fetcher.readerClosed(itemID: read.id)
+        #expect(downloaded.wait(timeout: .now() + 20) == .success)
+        #expect(result.value?.state == .cached, "\(String(describing: result.value))")
+        #expect(try fixture.cachedBytes(download, 0..<size) == GeneratedBytes(size: size, seed: 31).bytes())
+        // (no byte asked twice: every later request starts where the ended one stopped)
+        let ranges = fixture.origin.requests(for: "/down.mp4").dropFirst().map { $0.header("range") ?? "" }
+        #expect(ranges.allSatisfy { $0 == restart }, "\(ranges)")
+    }
+
     @Test func aDownloadGivesTheLinkToAReaderFarAheadInTheSameItem() throws {
         // (Stalls last until released: the low-speed limit is not what this is about.)
         let fixture = try TransferFixture(settings: FetchSettings(

@@ -16,6 +16,10 @@ import Testing
         /// How far readers allowed it (`.max`: all its allowance; less: a download allowed the rest).
         var readerAllowance = Int64.max
         var forReader = true
+        /// Where it began, when it has received bytes (else at `cursor`) …
+        var start: Int64?
+        /// … for how long.
+        var receivingFor: Duration?
     }
 
     /// A waiter: the bytes it wants, its read-ahead, what a fetch started for it asks for.
@@ -76,6 +80,15 @@ import Testing
             waiters: [Wanted(range: 0..<mib)],
             expected: [Planned(start: 0, stop: 500 * kib, allowance: 500 * kib),
                        Planned(start: 600 * kib, stop: 10 * mib, allowance: mib)]),
+        Row(name: "a read 1 MiB ahead of a stream receiving 100 KiB a second gets a fetch of its own", total: 100 * mib,
+            running: [Running(cursor: 200 * kib, stop: 100 * mib, allowance: 200 * kib, start: 0, receivingFor: .seconds(2))],
+            waiters: [Wanted(range: (1200 * kib)..<(1264 * kib))],
+            expected: [Planned(start: 0, stop: 200 * kib, allowance: 200 * kib),
+                       Planned(start: 1200 * kib, stop: 100 * mib, allowance: 1264 * kib)]),
+        Row(name: "a read 1 MiB ahead of a stream receiving 3 MiB a second waits for it", total: 100 * mib,
+            running: [Running(cursor: 2 * mib, stop: 100 * mib, allowance: 2 * mib, start: 0, receivingFor: .milliseconds(600))],
+            waiters: [Wanted(range: (3 * mib)..<(3 * mib + 64 * kib))],
+            expected: [Planned(start: 0, stop: 100 * mib, allowance: 3 * mib + 64 * kib)]),
         Row(name: "a read close ahead of a running fetch waits for it and lets it go further", total: 100 * mib,
             running: [Running(cursor: 0, stop: 100 * mib, allowance: mib)],
             waiters: [Wanted(range: (2 * mib)..<(2 * mib + 64 * kib), readAhead: mib)],
@@ -119,17 +132,19 @@ import Testing
         var state = CachedFileState()
         state.total = row.total
         state.present = RangeSet(row.present)
+        let now = ContinuousClock.now
         for running in row.running {
-            state.fetches[state.makeID()] = Fetch(generation: 0, start: running.cursor, askedEnd: running.stop,
-                                                  cursor: running.cursor, stop: running.stop,
-                                                  allowance: running.allowance, streams: running.allowance < running.stop,
+            state.fetches[state.makeID()] = Fetch(generation: 0, start: running.start ?? running.cursor, askedEnd: running.stop,
+                                                  cursor: running.cursor, firstByteAt: running.receivingFor.map { now - $0 },
+                                                  stop: running.stop, allowance: running.allowance,
+                                                  streams: running.allowance < running.stop,
                                                   forReader: running.forReader, readerAllowance: running.readerAllowance)
         }
         for wanted in row.waiters {
             state.waiters[state.makeID()] = Waiter(range: wanted.range, readAhead: wanted.readAhead,
                                                    length: wanted.length, forDownload: wanted.forDownload, completion: { _ in })
         }
-        _ = state.plan(FetchSettings())
+        _ = state.plan(FetchSettings(), now: now)
         let planned = state.fetches.sorted { $0.key < $1.key }
             .map { Planned(start: $0.value.start, stop: $0.value.stop, allowance: $0.value.allowance, forReader: $0.value.forReader) }
         #expect(planned == row.expected)

@@ -212,6 +212,7 @@ extension CachedFile {
             guard s.generation == target.generation, var fetch = s.fetches[id], fetch.failure == nil else { return Outcome() }
             var outcome = Outcome(reply: .more)
             fetch.cursor = target.offset + Int64(staged)
+            if fetch.firstByteAt == nil { fetch.firstByteAt = .now }
             s.received += Int64(staged)
             if fetch.cursor >= s.limit(fetch) { fetch.reachedStop = true }
             if staged < bytes.count {

@@ -12,6 +12,8 @@ struct Fetch: Sendable {
     var handle: TransferHandle?
     /// Next byte it writes.
     var cursor: Int64
+    /// When its first byte arrived: with `cursor - start`, how fast it receives.
+    var firstByteAt: ContinuousClock.Instant?
     /// It stops writing here (a later fetch took over the rest, or the file ends).
     var stop: Int64
     /// It writes up to here, then pauses until a reader wants more (a streaming reader's
@@ -191,7 +193,7 @@ struct CachedFileState: Sendable {
     /// the next held byte. A waiter whose `length` streams gets a streaming fetch: asked to
     /// that next held byte, allowed to its range plus read-ahead; others get exactly their
     /// range plus read-ahead.
-    mutating func plan(_ settings: FetchSettings) -> FetchChanges {
+    mutating func plan(_ settings: FetchSettings, now: ContinuousClock.Instant = .now) -> FetchChanges {
         guard writeError == nil else { return FetchChanges() }
         var changes = FetchChanges()
         for id in waiters.keys.sorted() {
@@ -217,7 +219,7 @@ struct CachedFileState: Sendable {
                         // far ahead must still get a fetch of its own.
                         let askedBefore = fetch.streams && offset <= min(fetch.allowance, fetch.readerAllowance)
                             && offset - fetch.cursor <= settings.nearBytes + ReadPattern.maxReadAhead
-                        if offset - fetch.cursor <= settings.nearBytes || askedBefore {
+                        if offset - fetch.cursor <= Self.nearBytes(of: fetch, settings, now: now) || askedBefore {
                             allow(fetchID, upTo: min(wanted, end), byReader: !waiter.forDownload, &changes)
                             offset = end
                             continue
@@ -248,6 +250,17 @@ struct CachedFileState: Sendable {
             }
         }
         return changes
+    }
+
+    /// How far ahead of a running fetch a wanted byte waits for it rather than getting a
+    /// fetch of its own: `nearBytes`, but no more than what the fetch received in about a
+    /// second (and no less than `firstWindow`). On a slow link `nearBytes` is many seconds of
+    /// a stream, where a fetch of its own costs a round trip.
+    static func nearBytes(of fetch: Fetch, _ settings: FetchSettings, now: ContinuousClock.Instant) -> Int64 {
+        guard let since = fetch.firstByteAt, now - since >= .milliseconds(500) else { return settings.nearBytes }
+        let (seconds, attoseconds) = (now - since).components
+        let perSecond = Double(fetch.cursor - fetch.start) / (Double(seconds) + Double(attoseconds) * 1e-18)
+        return min(settings.nearBytes, max(settings.firstWindow, Int64(perSecond)))
     }
 
     /// Ends every fetch not already ending with `error` and takes every waiter: the transfers

@@ -8,7 +8,8 @@ import Synchronization
 /// (keep-alive) and HTTP/2 is multiplexed where the origin offers it.
 ///
 /// While a transfer someone waits for receives, those nobody waits for are held
-/// (`TransferHandle.isWaitedFor`, `holdBack`).
+/// (`TransferHandle.isWaitedFor`, `holdBack`); a slow one ends instead, for its consumer to
+/// ask again (`Configuration.endHeldBelow`).
 ///
 /// `start` and `cancel` may be called from any thread, including from inside a callback;
 /// they queue a command and wake the loop with `curl_multi_wakeup`. Callbacks run on the
@@ -22,12 +23,19 @@ public final class TransferLoop: Sendable {
         /// Connections kept open for reuse.
         public var maxConnectionCache: Int
         public var userAgent: String
+        /// A transfer nobody waits for that is to be held while it has received slower than
+        /// this (bytes a second, while not held) ends with `heldBack` instead. A held
+        /// connection goes on taking what its receive window allows, which on a slow link is
+        /// seconds of it (docs/transfers.md); a new one starts with a small window. 0: held
+        /// transfers never end.
+        public var endHeldBelow: Int64
 
         public init(maxHostConnections: Int = 16, maxConnectionCache: Int = 32,
-                    userAgent: String = "offlinefs/\(OfflineVersion.string)") {
+                    userAgent: String = "offlinefs/\(OfflineVersion.string)", endHeldBelow: Int64 = 3_000_000) {
             self.maxHostConnections = maxHostConnections
             self.maxConnectionCache = maxConnectionCache
             self.userAgent = userAgent
+            self.endHeldBelow = endHeldBelow
         }
     }
 
@@ -83,12 +91,26 @@ public final class TransferLoop: Sendable {
         /// The consumer refused a piece: the transfer must stop.
         private(set) var refused = false
         /// The loop holds it back while a transfer someone waits for receives (`holdBack`).
-        private var held = false
+        private(set) var held = false
+        /// Since when it has not been held, and for how long it was before: its rate counts
+        /// only the time it could receive.
+        private var unheldSince = ContinuousClock.now
+        private var unheldBefore = Duration.zero
 
         init(handle: TransferHandle, transfer: CurlTransfer, callbacks: TransferCallbacks) {
             self.handle = handle
             self.transfer = transfer
             self.callbacks = callbacks
+        }
+
+        /// Whether it received slower than `rate` bytes a second while not held, and enough
+        /// that its connection's window has grown (a new one's is ~64 KiB: ending that gains
+        /// nothing).
+        func isSlowerThan(_ rate: Int64) -> Bool {
+            let received = handle.bytesReceived
+            guard rate > 0, received >= 256 << 10, !paused, !held else { return false }
+            let (seconds, attoseconds) = (unheldBefore + (ContinuousClock.now - unheldSince)).components
+            return Double(received) < Double(rate) * (Double(seconds) + Double(attoseconds) * 1e-18)
         }
 
         var keepsBytes: Bool { !kept.isEmpty }
@@ -127,7 +149,12 @@ public final class TransferLoop: Sendable {
         var isReceiving: Bool { !paused && !held && endedWhilePaused == nil }
 
         func hold(_ value: Bool) {
-            if value && !held { handle.noteHeld() }
+            if value && !held {
+                handle.noteHeld()
+                unheldBefore += ContinuousClock.now - unheldSince
+            } else if !value && held {
+                unheldSince = .now
+            }
             held = value
         }
 
@@ -269,6 +296,12 @@ public final class TransferLoop: Sendable {
             multi.remove(entry.transfer.easy)
             entry.callbacks.complete(error)
         }
+        func endHeld(_ entries: [Active]) {
+            for entry in entries {
+                entry.handle.noteHeld()
+                finish(entry.transfer.easy.handle, HTTPError(.heldBack, "\(entry.transfer.request.url): ended to give a reader the link"))
+            }
+        }
 
         while true {
             let batch = commands.withLock { commands in
@@ -298,7 +331,7 @@ public final class TransferLoop: Sendable {
                     finish(easy, ending.error)
                 }
             }
-            holdBack(active.values)
+            endHeld(holdBack(active.values))
             if batch.stopping {
                 for easy in Array(active.keys) {
                     finish(easy, HTTPError(.cancelled, "the transfer loop is shutting down"))
@@ -316,7 +349,7 @@ public final class TransferLoop: Sendable {
                 let error = entry.transfer.finish(done.result)
                 finish(done.easy, error ?? (entry.refused ? Self.refusal(entry) : nil))
             }
-            holdBack(active.values)
+            endHeld(holdBack(active.values))
             for entry in active.values { entry.applyPause() }
             // Returns at once on socket activity, a curl timer or a wakeup from start/cancel.
             multi.poll(milliseconds: active.isEmpty ? 10_000 : 1000)
@@ -326,9 +359,19 @@ public final class TransferLoop: Sendable {
 
     /// While a transfer someone waits for is receiving, the others are held (their bytes wait
     /// in the connection): a reader gets the whole link, a download what readers leave.
-    private func holdBack(_ entries: Dictionary<UnsafeMutableRawPointer, Active>.Values) {
+    /// Returns the ones to end instead, slow ones about to be held (`Configuration.endHeldBelow`).
+    private func holdBack(_ entries: Dictionary<UnsafeMutableRawPointer, Active>.Values) -> [Active] {
         let readerReceives = entries.contains { $0.handle.isWaitedFor && $0.isReceiving }
-        for entry in entries { entry.hold(readerReceives && !entry.handle.isWaitedFor) }
+        var ending: [Active] = []
+        for entry in entries {
+            let hold = readerReceives && !entry.handle.isWaitedFor
+            if hold && !entry.held && entry.isSlowerThan(configuration.endHeldBelow) {
+                ending.append(entry)
+            } else {
+                entry.hold(hold)
+            }
+        }
+        return ending
     }
 
     /// Without a multi handle (libcurl could not be set up) no transfer can run: each one,
