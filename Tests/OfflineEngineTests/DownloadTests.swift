@@ -7,6 +7,17 @@ import Testing
 
 /// Whole-file downloads: states, verification, sizes (HARDENING 3).
 @Suite struct DownloadTests {
+    /// Starts `item`'s download on another thread: its result, and what is signalled when it is there.
+    private func downloadInBackground(_ item: Item, _ fixture: TransferFixture) -> (Box<DownloadResult?>, DispatchSemaphore) {
+        let result = Box<DownloadResult?>(nil)
+        let downloaded = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            result.value = fixture.download(item)
+            downloaded.signal()
+        }
+        return (result, downloaded)
+    }
+
     @Test(arguments: [Int64(0), 1, 4096, 3 << 20])
     func downloadsAndVerifies(size: Int64) throws {
         let fixture = try TransferFixture()
@@ -98,12 +109,7 @@ import Testing
         let reader = fixture.ask(read, 0..<(2 << 20), timeout: .seconds(30))
         try waitUntil { !fixture.origin.requests(for: "/read.mp4").isEmpty }
         // When another item downloads meanwhile
-        let result = Box<DownloadResult?>(nil)
-        let downloaded = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            result.value = fixture.download(download)
-            downloaded.signal()
-        }
+        let (result, downloaded) = downloadInBackground(download, fixture)
         // Then it waits while the reader receives (loopback would carry it in a moment),
         #expect(downloaded.wait(timeout: .now() + 1.5) == .timedOut)
         #expect(fixture.origin.bodyBytesSent(for: "/down.mp4") < size)
@@ -126,12 +132,7 @@ import Testing
         let read = try fixture.addItem("read.mp4", size: 1 << 20, seed: 32)
         // Given a download receiving 1 MB a second (under `endHeldBelow`), half a MiB in
         fixture.origin.setFault("/down.mp4", .trickle(bytesPerSecond: 1_000_000), times: 1)
-        let result = Box<DownloadResult?>(nil)
-        let downloaded = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            result.value = fixture.download(download)
-            downloaded.signal()
-        }
+        let (result, downloaded) = downloadInBackground(download, fixture)
         func cursor() -> Int64 { fixture.fetcher.fetchPositions(itemID: download.id, file: "media").first?.cursor ?? 0 }
         try waitUntil { cursor() >= 512 << 10 }
         // When a reader of another item waits for bytes that are slow to come
@@ -166,12 +167,7 @@ import Testing
         let item = try fixture.addItem("film.mp4", size: size, seed: 23)
         // Given a download of an item, its bytes coming in
         fixture.origin.setFault("/film.mp4", .trickle(bytesPerSecond: 1_000_000), times: 1)
-        let result = Box<DownloadResult?>(nil)
-        let downloaded = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            result.value = fixture.download(item)
-            downloaded.signal()
-        }
+        let (result, downloaded) = downloadInBackground(item, fixture)
         func downloadCursor() -> Int64? { fixture.fetcher.fetchPositions(itemID: item.id, file: "media").first?.cursor }
         try waitUntil { (downloadCursor() ?? 0) > 0 }
         // When a player seeks far ahead in it (past `nearBytes`) and its answer is slow to come
