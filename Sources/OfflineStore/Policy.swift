@@ -160,17 +160,13 @@ public enum ScannerReads: String, Sendable, CaseIterable, Hashable {
     /// per item whatever its size, not the whole file.
     public static let bytesElsewhere: Int64 = 4 << 20
 
-    /// Whether a scanner may fetch `range` (a part of it not in the cache) of a `size`-byte file
-    /// without spending its open's `bytesElsewhere`.
-    public func allows(_ range: Range<Int64>, size: Int64?) -> Bool {
-        switch self {
-        case .allow: return true
-        case .cachedOnly: return false
-        case .header:
-            if range.upperBound <= Self.headerBytes { return true }
-            guard let size else { return false }
-            return range.lowerBound >= size - Self.headerBytes
-        }
+    /// The first or last `headerBytes` of a `size`-byte file when `range` lies wholly in it:
+    /// under `header` a scanner fetches there without spending its open's `bytesElsewhere`.
+    /// Nil when `range` lies elsewhere.
+    public static func headerRegion(holding range: Range<Int64>, size: Int64?) -> Range<Int64>? {
+        if range.upperBound <= headerBytes { return 0..<headerBytes }
+        guard let size, range.lowerBound >= size - headerBytes else { return nil }
+        return (size - headerBytes)..<size
     }
 }
 

@@ -331,18 +331,16 @@ public final class ItemFileReader: Sendable {
             let alignedEnd = (read.upperBound + granule - 1) / granule * granule
             fetched = read.lowerBound / granule * granule..<min(alignedEnd, size ?? alignedEnd)
         }
-        guard let limit = scannerReads else { return fetched }
-        if limit == .allow { return fetched }
-        guard limit.allows(read, size: size) else {
-            guard limit == .header else { return nil }
+        switch scannerReads {
+        case nil, .allow?: return fetched
+        case .cachedOnly?: return nil
+        case .header?:
+            // Within the first or the last MiB: the granule's part there.
+            if let region = ScannerReads.headerRegion(holding: read, size: size) { return fetched.clamped(to: region) }
             // Elsewhere: the granule if the open can pay for it, else the read alone.
             let paid = scannerBytesLeft.load(ordering: .relaxed) >= Int64(fetched.count) ? fetched : read
             return scannerBytesLeft.subtract(Int64(paid.count), ordering: .relaxed).newValue < 0 ? nil : paid
         }
-        // Within the first or the last MiB: the granule's part there.
-        let start = read.upperBound <= ScannerReads.headerBytes ? 0 : (size ?? 0) - ScannerReads.headerBytes
-        let region = start..<(start == 0 ? ScannerReads.headerBytes : size ?? read.upperBound)
-        return fetched.clamped(to: region)
     }
 
     /// Asks for `range` ahead of the reads that will want it (their waits then join its
