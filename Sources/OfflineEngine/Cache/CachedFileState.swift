@@ -253,11 +253,14 @@ struct CachedFileState: Sendable {
     }
 
     /// How far ahead of a running fetch a wanted byte waits for it rather than getting a
-    /// fetch of its own: `nearBytes`, but no more than what the fetch received in about a
-    /// second (and no less than `firstWindow`). On a slow link `nearBytes` is many seconds of
-    /// a stream, where a fetch of its own costs a round trip.
+    /// fetch of its own: `nearBytes`; for a fetch a download started or joined, no more than
+    /// what it received in about a second (and no less than `firstWindow`). Such a stream is
+    /// held whenever a reader receives, and on a slow link `nearBytes` is many seconds of it,
+    /// where a fetch of its own costs a round trip. Readers' own streams go at the link's
+    /// speed once wanted (their average counts their pauses, which say nothing of that).
     static func nearBytes(of fetch: Fetch, _ settings: FetchSettings, now: ContinuousClock.Instant) -> Int64 {
-        guard let since = fetch.firstByteAt, now - since >= .milliseconds(500) else { return settings.nearBytes }
+        let downloads = !fetch.forReader || fetch.readerAllowance != .max
+        guard downloads, let since = fetch.firstByteAt, now - since >= .milliseconds(500) else { return settings.nearBytes }
         let (seconds, attoseconds) = (now - since).components
         let perSecond = Double(fetch.cursor - fetch.start) / (Double(seconds) + Double(attoseconds) * 1e-18)
         return min(settings.nearBytes, max(settings.firstWindow, Int64(perSecond)))
