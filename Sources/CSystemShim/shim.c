@@ -1,6 +1,7 @@
 // Most of the shim is static inline functions in the header; what needs glibc's GNU
 // declarations (_GNU_SOURCE, before any system header) is here.
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -33,4 +34,8 @@ void csystem_name_this_thread(const char *name) {
     strncpy(kept, name, sizeof kept - 1);
     kept[sizeof kept - 1] = 0;
     pthread_setname_np(pthread_self(), kept);
+}
+
+int csystem_punch_hole(int fd, long long offset, long long length) {
+    return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length);
 }

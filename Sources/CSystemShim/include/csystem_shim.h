@@ -40,4 +40,9 @@ static inline int csystem_standard_output_failed(void) {
     return fflush(stdout) != 0 || ferror(stdout);
 }
 
+/// Frees the disk blocks of `length` bytes at `offset` of the file behind `fd`, which then
+/// read as zeros; the file keeps its size. 0, or -1 with errno (`EOPNOTSUPP` where the
+/// file system cannot).
+int csystem_punch_hole(int fd, long long offset, long long length);
+
 #endif

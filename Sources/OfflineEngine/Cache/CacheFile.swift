@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Glibc
 import Synchronization
@@ -245,6 +246,25 @@ final class CacheFile: Sendable {
     }
 
     private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    /// Gives back the disk space of every byte outside `kept`: the file is cut after its last
+    /// kept byte and the gaps before are punched out (a tail fetched early is kept while the
+    /// bytes before it go). Where holes cannot be punched, only the cut frees space.
+    func freeAll(except kept: RangeSet) throws(CacheFileError) {
+        let end = kept.upperBound
+        try truncate(to: end)
+        var start: Int64 = 0
+        try withDescriptor { fd throws(CacheFileError) in
+            for range in kept.ranges + [end..<end] {
+                defer { start = range.upperBound }
+                guard range.lowerBound > start else { continue }
+                if csystem_punch_hole(fd, start, range.lowerBound - start) != 0 {
+                    if errno == EOPNOTSUPP { return }
+                    throw CacheFileError(errno: errno, operation: "fallocate (punch hole)", path: path)
+                }
+            }
+        }
+    }
 
     /// Cuts or extends the file (extension leaves a hole).
     func truncate(to size: Int64) throws(CacheFileError) {

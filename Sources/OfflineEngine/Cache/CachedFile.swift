@@ -321,18 +321,19 @@ final class CachedFile: Sendable {
     }
 
     /// After a write failure (a full disk): gives back the space of bytes written but never
-    /// claimed (the file is cut after the last claimed byte, so the store can record the
-    /// stop on the same disk) and allows writes again, for a later resume.
+    /// claimed, so the store can record the stop on the same disk, and allows writes again,
+    /// for a later resume.
     func recoverFromWriteFailure() {
+        // The commit lock keeps `committed` as it is; the write error, until the space is
+        // freed, keeps every fetch from writing (failed ones write no more: `isLive`).
         commitLock.withLock { _ in
-            let end = state.withLock { s -> Int64? in
-                // Failed fetches write no more (`isLive`), so the tail can go while they wind down.
-                guard s.writeError != nil else { return nil }
+            guard let kept = state.withLock({ s in s.writeError == nil ? nil : s.committed }) else { return }
+            try? file.freeAll(except: kept)
+            state.withLock { s in
                 s.writeError = nil
                 s.present = s.committed
-                return s.committed.upperBound
             }
-            if let end { try? file.truncate(to: end) }
         }
     }
 }
+
