@@ -192,6 +192,26 @@ import Testing
         #expect(evictions == ["2 streamed items (60000 bytes): evicted for cache-limit"])
     }
 
+    /// A library read faster than one check evicts: the next check follows at once, not a
+    /// second later, so the cache does not run ahead of its limit.
+    @Test func aCheckThatReachesItsCapGoesOnWithoutWaitingOutTheInterval() throws {
+        let f = try EngineFixture { $0.evictionsPerCheck = 2 }
+        defer { f.close() }
+        try f.store.setPolicy(name: "cache-limit", value: "100000")
+        let items = try (0..<6).map { try f.addItem("s\($0).mp4", size: 30_000, seed: UInt64($0 + 1)) }
+        f.start()
+        // Given six items programs streamed whole within a second: 180,000 bytes against 100,000
+        for item in items {
+            try stream(f, item)
+            try f.wait(item, .cached)
+        }
+        // When the scheduler next checks the cache, and the clock stands still after
+        f.advance(1)
+        // Then the three streamed first go, two in the first check and one in the next
+        try waitUntil(timeout: .seconds(5)) { try f.store.totalBytesPresent() == 90_000 }
+        #expect(try items.map { try f.item($0).bytesPresent } == [0, 0, 0, 30_000, 30_000, 30_000])
+    }
+
     private func waitForItem(_ f: EngineFixture, _ id: String) throws -> Item {
         var found: Item?
         try waitUntil {

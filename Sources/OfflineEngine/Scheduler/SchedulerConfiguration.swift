@@ -22,6 +22,9 @@ public struct SchedulerConfiguration: Sendable {
     public var jitterSeed: UInt64?
     /// Free bytes on the library's filesystem (tests may replace statvfs).
     public var freeSpace: @Sendable (URL) -> Int64? = SpaceManager.statvfsFreeSpace
+    /// Items one check of the cache's limits evicts at most (`SpaceManager.keepWithinLimits`):
+    /// the scheduler's thread does other work between checks.
+    public var evictionsPerCheck = 1_024
     /// Immediate resumes inside one download after a transient failure, before back-off.
     public var attemptsPerDownload = 3
     /// How long a command that stops a running download (pause, cancel) waits for it to

@@ -29,7 +29,7 @@ public struct SpaceManager: Sendable {
 
     /// Items `keepWithinLimits` evicts at most per call: each costs a few store reads and a
     /// file's removal (the commit is shared), and the scheduler thread must not stay away long.
-    static let evictionsPerCheck = 1_024
+    let evictionsPerCheck: Int
 
     /// Free space a check after a read ran out of it makes beyond the reserve: what streams
     /// write before the next check.
@@ -45,7 +45,7 @@ public struct SpaceManager: Sendable {
         var streamed: [ItemErrorCode: (count: Int, bytes: Int64)] = [:]
         var evictions = 0
         let stillShort = evict(toFit: 0, excluding: nil, policies: policies, busy: busy, room: room,
-                               candidates: Self.evictionsPerCheck) { victim, code in
+                               candidates: evictionsPerCheck) { victim, code in
             evictions += 1
             guard !victim.requested else { return note(victim, evictedFor: code) }
             streamed[code, default: (0, 0)].count += 1
