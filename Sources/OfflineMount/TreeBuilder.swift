@@ -219,12 +219,14 @@ public struct TreeBuilder {
         }
         if isHLS { for slot in slots { addHLSFolder(in: slot, itemID: item.id) } }
 
-        // The publish time, which no download or state change moves: a second backup of an
-        // unchanged library copies nothing (the download date is an xattr).
-        let time = Timestamp(item.publishedAt ?? item.addedAt)
+        // No download or state change moves the times: a second backup of an unchanged library
+        // copies nothing (the download date is an xattr). A change at the origin does.
+        let time = Timestamp(item.mediaTime)
+        let sidesLater = item.sidesTime.timeIntervalSince(item.mediaTime).rounded(.up)
         items.set(TreeItems.Row(id: item.id, size: UInt64(max(0, item.size ?? 0)), seconds: Int64(time.seconds),
-                                nanoseconds: UInt32(clamping: time.nanoseconds), media: media, sides: sides, state: item.state,
-                                isHLS: isHLS, folderCount: UInt16(clamping: slots.count)),
+                                nanoseconds: UInt32(clamping: time.nanoseconds), sidesLater: UInt32(clamping: Int64(sidesLater)),
+                                media: media, sides: sides, state: item.state, isHLS: isHLS,
+                                folderCount: UInt16(clamping: slots.count)),
                   licenceExpiresAt: licenceExpiresAt)
     }
 

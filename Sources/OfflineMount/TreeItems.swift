@@ -80,8 +80,10 @@ public struct TreeItem: Equatable, Sendable {
     public var files: TreeItemFiles
     /// The media size (0 when unknown).
     public var size: UInt64
-    /// `publishedAt ?? addedAt`: it never moves with the item's state.
+    /// The media file's time (`ItemOutline.mediaTime`): it never moves with the item's state.
     public var modificationTime: Timestamp
+    /// The side files' time (`ItemOutline.sidesTime`), to the second.
+    public var sidesModificationTime: Timestamp
     /// When its licence expires (opens fail with `EKEYEXPIRED` from then), if it does.
     public var licenceExpiresAt: Date?
     public var state: ItemState
@@ -98,17 +100,19 @@ public struct TreeItem: Equatable, Sendable {
 
     public init(id: Int64, files: [TreeItemFile], size: UInt64, modificationTime: Timestamp, state: ItemState,
                 isHLS: Bool = false, licenceExpiresAt: Date? = nil, folderCount: UInt16 = 1) {
-        self.init(id: id, files: TreeItemFiles(files), size: size, modificationTime: modificationTime, state: state,
-                  isHLS: isHLS, licenceExpiresAt: licenceExpiresAt, folderCount: folderCount)
+        self.init(id: id, files: TreeItemFiles(files), size: size, modificationTime: modificationTime,
+                  sidesModificationTime: modificationTime, state: state, isHLS: isHLS, licenceExpiresAt: licenceExpiresAt,
+                  folderCount: folderCount)
     }
 
-    init(id: Int64, files: TreeItemFiles, size: UInt64, modificationTime: Timestamp, state: ItemState,
-         isHLS: Bool, licenceExpiresAt: Date?, folderCount: UInt16) {
+    init(id: Int64, files: TreeItemFiles, size: UInt64, modificationTime: Timestamp, sidesModificationTime: Timestamp,
+         state: ItemState, isHLS: Bool, licenceExpiresAt: Date?, folderCount: UInt16) {
         self.id = id
         self.folderCount = folderCount
         self.files = files
         self.size = size
         self.modificationTime = modificationTime
+        self.sidesModificationTime = sidesModificationTime
         self.state = state
         self.isHLS = isHLS
         self.licenceExpiresAt = licenceExpiresAt
@@ -124,6 +128,8 @@ public struct TreeItems: Sequence, Equatable, Sendable {
         var size: UInt64
         var seconds: Int64
         var nanoseconds: UInt32
+        /// Seconds the side files' time follows the media's (in the row's padding).
+        var sidesLater: UInt32
         var media: NameTable.Entry
         var sides: [TreeItemFiles.SideFile]
         var state: ItemState
@@ -178,7 +184,9 @@ public struct TreeItems: Sequence, Equatable, Sendable {
 
     private func item(_ row: Row) -> TreeItem {
         TreeItem(id: row.id, files: TreeItemFiles(names: names, media: row.media, sides: row.sides), size: row.size,
-                 modificationTime: Timestamp(seconds: Int(row.seconds), nanoseconds: Int(row.nanoseconds)), state: row.state,
+                 modificationTime: Timestamp(seconds: Int(row.seconds), nanoseconds: Int(row.nanoseconds)),
+                 sidesModificationTime: row.sidesLater == 0 ? Timestamp(seconds: Int(row.seconds), nanoseconds: Int(row.nanoseconds))
+                     : Timestamp(seconds: Int(row.seconds) + Int(row.sidesLater)), state: row.state,
                  isHLS: row.isHLS, licenceExpiresAt: expiries.isEmpty ? nil : expiries[row.id], folderCount: row.folderCount)
     }
 

@@ -72,7 +72,7 @@ public final class TreeSnapshot: Sendable {
         var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: file == 0 && !item.isHLS ? item.size : 0)
         attributes.uid = uid
         attributes.gid = gid
-        attributes.setTimes(item.modificationTime)
+        attributes.setTimes(file == 0 ? item.modificationTime : item.sidesModificationTime)
         attributes.linkCount = UInt64(max(1, item.folderCount))
         return attributes
     }

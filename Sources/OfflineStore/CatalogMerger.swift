@@ -55,6 +55,17 @@ struct CatalogMerger {
             thumbnailSize = c.optionalInt64(15)
         }
 
+        /// Another checksum: other bytes, whatever the URL and size say.
+        func namesOtherBytes(than old: Metadata) -> Bool {
+            sha256 != nil && old.sha256 != nil && sha256?.lowercased() != old.sha256?.lowercased()
+        }
+
+        /// What an item's side files are made of (`.nfo`, picture, subtitles) differs.
+        func changesSideFiles(from old: Metadata) -> Bool {
+            title != old.title || type != old.type || duration != old.duration || publishedAt != old.publishedAt
+                || summary != old.summary || thumbnailURL != old.thumbnailURL || subtitles != old.subtitles
+        }
+
         var arguments: [(any DatabaseValueConvertible)?] {
             [title, type, mediaURL, size, mimeType, duration, publishedAt, summary, thumbnailURL, subtitles, sha256, thumbnailSize]
         }
@@ -148,7 +159,9 @@ struct CatalogMerger {
         let update = try db.cachedStatement(sql: """
             UPDATE item SET title = ?, type = ?, mediaURL = ?, size = ?, mimeType = ?, duration = ?, publishedAt = ?,
                 summary = ?, thumbnailURL = ?, subtitles = ?, sha256 = ?, thumbnailSize = ?, fileName = ?, inCatalog = 1,
-                updatedAt = ?, feedSize = ?
+                updatedAt = ?, feedSize = ?,
+                mediaChangedAt = CASE WHEN ? THEN ?14 ELSE mediaChangedAt END,
+                sidesChangedAt = CASE WHEN ? THEN ?14 ELSE sidesChangedAt END
             WHERE id = ?
             """)
 
@@ -167,7 +180,9 @@ struct CatalogMerger {
                         old.fileName = try uniqueFileName(for: entry)
                         if old.state == .metadataPending { progress.report.resolvedPendingItemIDs.append(old.id) }
                     }
-                    try update.execute(arguments: StatementArguments(metadata.arguments + [old.fileName, now, feedSize, old.id]))
+                    try update.execute(arguments: StatementArguments(metadata.arguments + [
+                        old.fileName, now, feedSize, replaced || metadata.namesOtherBytes(than: old.metadata),
+                        metadata.changesSideFiles(from: old.metadata), old.id]))
                 }
                 let links = try Set(Int64.fetchCursor(linksOf, arguments: [old.id]))
                 changed = try relink(itemID: old.id, from: links, to: categories) || changed

@@ -74,6 +74,10 @@ public struct Item: Sendable, Codable, Hashable, Identifiable {
     public var watchedAt: Date? = nil
     /// When a playback of it last ended, or `played` was last said of it.
     public var lastPlayedAt: Date? = nil
+    /// When its media last changed at the origin, and when what its side files are made of
+    /// last changed (nil: never since it was added); its files' times (`ItemOutline`).
+    public var mediaChangedAt: Date? = nil
+    public var sidesChangedAt: Date? = nil
 
     public var watched: Bool { watchedAt != nil }
 

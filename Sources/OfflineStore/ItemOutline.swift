@@ -28,6 +28,13 @@ public struct ItemOutline: Sendable, Hashable {
     public var watched: Bool = false
     /// When a playback last ended (`Item.lastPlayedAt`): the media's access time.
     public var lastPlayedAt: Date? = nil
+    /// The media file's time: the publish time, which no download or state change moves, or
+    /// a later change of the media at its origin (`Item.mediaChangedAt`).
+    public var mediaTime: Date { max(publishedAt ?? addedAt, mediaChangedAt ?? .distantPast) }
+    /// The side files' time: as the media's, or a later change of what they are made of.
+    public var sidesTime: Date { max(mediaTime, sidesChangedAt ?? .distantPast) }
+    public var mediaChangedAt: Date? = nil
+    public var sidesChangedAt: Date? = nil
     /// A failed item with no file name (its content-id lookup failed): `fileName` is
     /// `FileNaming.contentIDName`, and it is listed in `state/failed/` only.
     public var namedByContentID = false
@@ -64,6 +71,8 @@ public struct ItemOutline: Sendable, Hashable {
                   thumbnailSize: item.thumbnailSize, subtitles: item.subtitles, categoryIDs: categoryIDs)
         watched = item.watched
         lastPlayedAt = item.lastPlayedAt
+        mediaChangedAt = item.mediaChangedAt
+        sidesChangedAt = item.sidesChangedAt
         self.namedByContentID = namedByContentID
     }
 }

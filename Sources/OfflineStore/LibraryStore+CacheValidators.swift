@@ -52,7 +52,14 @@ extension LibraryStore {
     /// belong to (nil: none yet), in one transaction: the origin changed, or the bytes were
     /// found corrupt.
     public func resetCache(itemID: Int64, file: String, validator: CacheValidator?) throws {
-        try write { db in try Self.resetCache(db, itemID: itemID, file: file, validator: validator) }
+        let now = clock()
+        try write { db in
+            // Other bytes at the origin for the same URL: the file's time moves with them.
+            if file == "media", let validator, let old = try Self.validator(db, itemID: itemID, file: file), old != validator {
+                try db.execute(sql: "UPDATE item SET mediaChangedAt = ? WHERE id = ?", arguments: [now.dbTime, itemID])
+            }
+            try Self.resetCache(db, itemID: itemID, file: file, validator: validator)
+        }
     }
 
     /// Forgets every range of each file (no validator kept), all in one transaction: evicting
@@ -74,6 +81,11 @@ extension LibraryStore {
         // No longer whole: not a copy for other items to link (`wholeSideFile`).
         try db.cachedStatement(sql: "UPDATE cacheValidator SET url = NULL WHERE itemID = ? AND file = ?")
             .execute(arguments: [itemID, file])
+    }
+
+    private static func validator(_ db: Database, itemID: Int64, file: String) throws -> CacheValidator? {
+        try Row.fetchOne(db, sql: "SELECT etag, lastModified, totalSize FROM cacheValidator WHERE itemID = ? AND file = ?",
+                         arguments: [itemID, file]).map { CacheValidator(etag: $0[0], lastModified: $0[1], totalSize: $0[2]) }
     }
 
     private static func upsertValidator(_ db: Database, itemID: Int64, file: String, _ validator: CacheValidator?) throws {

@@ -96,7 +96,7 @@ extension LibraryStore {
         try SQLiteColumns.forEachRow(db, sql: """
             SELECT item.id, item.sourceID, item.fileName, item.type, item.state, item.size, item.bytesPresent,
                    item.publishedAt, item.downloadedAt, item.addedAt, item.thumbnailURL IS NOT NULL, item.thumbnailSize,
-                   item.watchedAt IS NOT NULL, item.lastPlayedAt
+                   item.watchedAt IS NOT NULL, item.lastPlayedAt, item.mediaChangedAt, item.sidesChangedAt
             FROM item JOIN source ON source.id = item.sourceID
             WHERE item.state <> 'deleted' AND +item.fileName IS NOT NULL\(onlyItem)
             ORDER BY source.name, item.title, item.id
@@ -111,6 +111,8 @@ extension LibraryStore {
                 categoryIDs: links.categories(of: id))
             outline.watched = row.bool(12)
             outline.lastPlayedAt = row.date(13)
+            outline.mediaChangedAt = row.date(14)
+            outline.sidesChangedAt = row.date(15)
             try body(outline)
         }
         // Items whose lookup failed have no file name: listed by content id (by the state

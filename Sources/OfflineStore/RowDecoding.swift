@@ -25,11 +25,12 @@ extension Item {
         item.duration, item.publishedAt, item.summary, item.thumbnailURL, item.subtitles, item.sha256, item.state,
         item.error, item.errorDetail, item.requested, item.locked, item.bytesPresent, item.downloadedAt,
         item.lastAccessAt, item.fileName, item.addedAt, item.updatedAt, item.inCatalog, item.quality, item.partialSeconds,
-        item.thumbnailSize, item.position, item.watchedAt, item.lastPlayedAt, item.audioLanguages
+        item.thumbnailSize, item.position, item.watchedAt, item.lastPlayedAt, item.audioLanguages, item.mediaChangedAt,
+        item.sidesChangedAt
         """
 
     /// How many `columns` there are: the index of the first column after them.
-    static let columnCount = 33
+    static let columnCount = 35
 
     /// Reads a row that starts with `Item.columns`.
     init(row: Row) {
@@ -47,7 +48,8 @@ extension Item {
             addedAt: Date(dbTime: row[23]) ?? Date(timeIntervalSince1970: 0),
             updatedAt: Date(dbTime: row[24]) ?? Date(timeIntervalSince1970: 0),
             inCatalog: row[25], quality: row[26], partialSeconds: row[27], audioLanguages: row[32],
-            thumbnailSize: row[28], position: row[29], watchedAt: Date(dbTime: row[30]), lastPlayedAt: Date(dbTime: row[31]))
+            thumbnailSize: row[28], position: row[29], watchedAt: Date(dbTime: row[30]), lastPlayedAt: Date(dbTime: row[31]),
+            mediaChangedAt: Date(dbTime: row[33]), sidesChangedAt: Date(dbTime: row[34]))
     }
 }
 

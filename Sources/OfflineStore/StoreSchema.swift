@@ -23,6 +23,7 @@ enum StoreSchema {
         migrator.registerMigration("v13", migrate: v13)
         migrator.registerMigration("v14", migrate: v14)
         migrator.registerMigration("v15", migrate: v15)
+        migrator.registerMigration("v16", migrate: v16)
         return migrator
     }
 
@@ -312,5 +313,16 @@ enum StoreSchema {
     private static func v15(_ db: Database) throws {
         try db.execute(sql: "DROP INDEX event_listed")
         try db.execute(sql: "CREATE INDEX event_listed ON event(seq) WHERE \(LibraryStore.listedEvents)")
+    }
+
+    /// v16: when an item's media last changed at its origin (the feed named another file or
+    /// checksum, or the origin's validator changed) and when what its side files are made of
+    /// last changed (title, summary, dates, picture, subtitles): its files' times follow, so
+    /// `rsync -a` copies a change that keeps the size (docs/decisions.md, "File times").
+    private static func v16(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE item ADD COLUMN mediaChangedAt REAL;
+            ALTER TABLE item ADD COLUMN sidesChangedAt REAL;
+            """)
     }
 }

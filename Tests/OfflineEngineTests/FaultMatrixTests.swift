@@ -107,6 +107,7 @@ import Testing
         let first = Downloader(store: fixture.store, fetcher: fixture.fetcher, hls: HLSStreams(store: fixture.store), attemptsPerDownload: 1).download(itemID: item.id)
         #expect(first.state == .idle)
         #expect(try fixture.store.bytesPresent(itemID: item.id, file: "media") > 0)
+        #expect(try fixture.store.item(id: item.id)?.mediaChangedAt == nil)
         // When the origin's content changes
         fixture.origin.changeContent("/m.mp4", Resource(.generated(size: size, seed: 2), etag: "\"v2\""))
         let second = fixture.download(item)
@@ -115,5 +116,7 @@ import Testing
         #expect(try fixture.cachedBytes(item, 0..<size) == GeneratedBytes(size: size, seed: 2).bytes())
         let statuses = fixture.origin.requests(for: "/m.mp4").map(\.status)
         #expect(statuses.last == 200)
+        // And its time moved, so that a backup copies it again at the same size
+        #expect(try fixture.store.item(id: item.id)?.mediaChangedAt != nil)
     }
 }

@@ -103,5 +103,32 @@ struct SidecarCopyTests {
             #expect(FileManager.default.fileExists(atPath: backup + "/acme/Plain [m2].nfo"))
         }
     }
+
+    /// A feed fixes a title at the same length: the next backup copies the `.nfo` (its time
+    /// moved), and no media file (theirs did not).
+    @Test func aSecondRsyncCopiesAnNFOWhoseTitleChangedAtTheSameLength() throws {
+        let (fixture, _) = try SidecarMountTests.library()
+        let backup = fixture.directory + "/backup"
+        let nfo = "sources/acme/Plain [m2].nfo"
+        try withMount(fixture, options: ["refresh=100ms"]) { (mount: MountedLibrary) throws in
+            let first = try mount.run(["rsync", "-a", fixture.path("sources") + "/", backup + "/"], deadline: 60)
+            #expect(first.status == 0, "\(first.stderr)")
+            // When the feed's next sync says "Plane" for "Plain"
+            try fixture.merge(try #require(try fixture.store.source(named: "acme")), [
+                ItemSpec(contentID: "m1", title: "Tom & Jerry <Live> \"quoted\"", size: 100_000, thumbnail: true, duration: 600),
+                ItemSpec(contentID: "m2", title: "Plane", size: 50_000),
+            ])
+            // (once the mount's tree has it: `refresh`)
+            let published = Date(timeIntervalSince1970: TimeInterval(BackupTests.published))
+            #expect(eventually { try FileManager.default.attributesOfItem(atPath: fixture.path(nfo))[.modificationDate] as? Date != published })
+            // Then the next backup copies its new `.nfo` and no media file
+            let second = try mount.run(["rsync", "-a", "--itemize-changes", fixture.path("sources") + "/", backup + "/"], deadline: 60)
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(second.stdout.contains("Plain [m2].nfo"), "\(second.stdout)")
+            #expect(!second.stdout.contains(".mp4"), "\(second.stdout)")
+            let copied = String(decoding: FileManager.default.contents(atPath: backup + "/acme/Plain [m2].nfo") ?? Data(), as: UTF8.self)
+            #expect(copied.contains("<title>Plane</title>"), "\(copied)")
+        }
+    }
 }
 }

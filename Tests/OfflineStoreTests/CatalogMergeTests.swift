@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import GRDB
 @testable import OfflineStore
@@ -325,6 +326,47 @@ struct CatalogMergeTests {
             #expect(Set(listing.compactMap(\.item.fileName)).count == 100_000)
             #expect(try store.items(matching: ItemFilter(categoryPath: ["news"])).count == 50_000) // with news/local
             #expect(try store.items(matching: ItemFilter(categoryPath: ["news", "local"])).count == 25_000)
+        }
+    }
+
+    @Test("An item's file times move with what changed: side files with their fields, media with its bytes")
+    func fileTimesMoveWithTheirContent() throws {
+        let clock = Mutex(TestClock.start)
+        try withLibrary(clock: { clock.withLock { $0 } }) { store, _ throws in
+            let source = try store.addSource(name: "pod", feedURL: "https://pod.example/feed.xml")
+            let published = TestClock.start.addingTimeInterval(-86_400)
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", title: "Plain", published: published)],
+                                       isComplete: true, now: t0)
+            func outline() throws -> ItemOutline { try #require(try store.itemOutline(fileName: "Plain [ep-1].mp4")) }
+            #expect(try outline().mediaTime == published && outline().sidesTime == published)
+            // When the feed fixes a typo, at the same length: the side files' time moves, the media's not
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", title: "Plane", published: published)],
+                                       isComplete: true, now: t1)
+            #expect(try outline().mediaTime == published)
+            #expect(try outline().sidesTime == t1)
+            // When the same feed comes again, nothing moves
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [entry("ep-1", title: "Plane", published: published)],
+                                       isComplete: true, now: t1.addingTimeInterval(60))
+            #expect(try outline().sidesTime == t1 && outline().mediaTime == published)
+            // When the origin answers with another validator for the cached media: its time moves
+            let id = try outline().id
+            try store.commitPresentRanges(itemID: id, file: "media", ranges: [0..<100],
+                                          validator: CacheValidator(etag: "\"v1\"", totalSize: 1000))
+            let t2 = t1.addingTimeInterval(3600)
+            clock.withLock { $0 = t2 }
+            try store.resetCache(itemID: id, file: "media", validator: CacheValidator(etag: "\"v1\"", totalSize: 1000))
+            #expect(try outline().mediaTime == published, "the same validator is the same file (bytes found corrupt)")
+            try store.resetCache(itemID: id, file: "media", validator: CacheValidator(etag: "\"v2\"", totalSize: 1000))
+            #expect(try outline().mediaTime == t2)
+            // And when the feed gives another checksum
+            var changed = entry("ep-1", title: "Plane", published: published)
+            changed.sha256 = String(repeating: "a", count: 64)
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [changed], isComplete: true, now: t2)
+            changed.sha256 = String(repeating: "b", count: 64)
+            let t3 = t2.addingTimeInterval(3600)
+            _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [changed], isComplete: true, now: t3)
+            #expect(try outline().mediaTime == t3)
+            #expect(try outline().sidesTime == t3, "side files are never older than the media")
         }
     }
 }
