@@ -128,13 +128,13 @@ public struct TreeItems: Sequence, Equatable, Sendable {
         var size: UInt64
         var seconds: Int64
         var nanoseconds: UInt32
-        /// Seconds the side files' time follows the media's (in the row's padding).
-        var sidesLater: UInt32
         var media: NameTable.Entry
         var sides: [TreeItemFiles.SideFile]
         var state: ItemState
         var isHLS: Bool
         var folderCount: UInt16
+        /// Seconds the side files' time follows the media's (last: in what was the padding).
+        var sidesLater: UInt32
     }
 
     private var rows: [Row] = []
