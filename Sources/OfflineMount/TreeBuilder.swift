@@ -19,7 +19,8 @@ public struct TreeBuilder {
     /// Slots of `state/<name>`, in `TreeSnapshot.stateFolders` order.
     private var stateSlots: [Int] = []
     private var recentSlot = 0
-    private var artworks: [Int64: UInt64] = [:]
+    private var artworks: [Int64: TreeSnapshot.SourceArtwork] = [:]
+    private var artworkTimes: [Int64: Timestamp] = [:]
     private var unwatchedSlot = 0
     private var items = TreeItems()
     /// Every name of the tree, which the folders and items refer to: given to them in `finish()`.
@@ -123,6 +124,7 @@ public struct TreeBuilder {
             let inode = NodeID.source(source.id).inode
             add(FileName(source.name), inode: inode, isDirectory: true, to: parent)
             sourceSlots[source.id] = addFolder(inode, parent: NodeID.sources.inode)
+            artworkTimes[source.id] = Timestamp(source.imageChangedAt ?? source.addedAt)
         }
     }
 
@@ -302,7 +304,9 @@ public struct TreeBuilder {
             guard let slot = sourceSlots[sourceID] else { continue }
             add(FileName("folder.jpg"), inode: NodeID.sourceArtwork(sourceID).inode, isDirectory: false, to: slot)
         }
-        artworks = sizes.filter { sourceSlots[$0.key] != nil }
+        for (sourceID, size) in sizes where sourceSlots[sourceID] != nil {
+            artworks[sourceID] = TreeSnapshot.SourceArtwork(size: size, time: artworkTimes[sourceID] ?? folderTime)
+        }
     }
 
     mutating func finish() -> TreeSnapshot {

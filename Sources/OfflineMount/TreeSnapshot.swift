@@ -20,11 +20,18 @@ public final class TreeSnapshot: Sendable {
     /// programs that rescan a folder only when its time moves (Kodi's library update) see
     /// items come and go.
     let changeTimes: [UInt64: Timestamp]
-    /// The size of each source's `folder.jpg` (`sidecars nfo`), by source id.
-    public let artworks: [Int64: UInt64]
+    /// Each source's `folder.jpg` (`sidecars nfo`), by source id.
+    public let artworks: [Int64: SourceArtwork]
+
+    public struct SourceArtwork: Sendable, Equatable {
+        public var size: UInt64
+        /// When the artwork last moved to another URL, else when the source was added: no
+        /// remount moves it, so a backup copies it once.
+        public var time: Timestamp
+    }
 
     init(folders: [UInt64: TreeFolder], items: TreeItems, uid: UInt32, gid: UInt32, folderTime: Timestamp,
-         artworks: [Int64: UInt64] = [:], changeTimes: [UInt64: Timestamp] = [:]) {
+         artworks: [Int64: SourceArtwork] = [:], changeTimes: [UInt64: Timestamp] = [:]) {
         self.artworks = artworks
         self.changeTimes = changeTimes
         self.folders = folders
@@ -52,11 +59,11 @@ public final class TreeSnapshot: Sendable {
             attributes.linkCount = 2 + UInt64(folder.subfolderCount)
             return attributes
         }
-        if case .sourceArtwork(let id)? = NodeID(inode: inode), let size = artworks[id] {
-            var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: size)
+        if case .sourceArtwork(let id)? = NodeID(inode: inode), let artwork = artworks[id] {
+            var attributes = FileAttributes.file(inode: inode, permissions: 0o644, size: artwork.size)
             attributes.uid = uid
             attributes.gid = gid
-            attributes.setTimes(folderTime)
+            attributes.setTimes(artwork.time)
             return attributes
         }
         if case .hlsPart(let itemID, _)? = NodeID(inode: inode), let item = items[itemID] {

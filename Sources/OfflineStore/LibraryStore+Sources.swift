@@ -113,8 +113,13 @@ extension LibraryStore {
     /// Stores the feed format detected at sync.
     /// Records the feed's artwork URL (nil: it has none).
     public func setSourceImage(sourceID: Int64, _ url: String?) throws {
+        let now = clock()
         try write { db in
-            try db.execute(sql: "UPDATE source SET imageURL = ? WHERE id = ?", arguments: [url, sourceID])
+            try db.execute(sql: """
+                UPDATE source SET imageChangedAt = CASE WHEN imageURL IS NOT ?1 THEN ?2 ELSE imageChangedAt END,
+                    imageURL = ?1
+                WHERE id = ?3
+                """, arguments: [url, now.dbTime, sourceID])
             if db.changesCount == 0 { throw StoreError(.unknownSource, "no source with id \(sourceID)") }
         }
     }

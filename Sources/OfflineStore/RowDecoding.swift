@@ -13,7 +13,7 @@ extension Source {
             subscribed: row["subscribed"], etag: row["etag"], lastModified: row["lastModified"],
             lastSyncAt: Date(dbTime: row["lastSyncAt"]), lastSyncError: row["lastSyncError"],
             nextSyncAt: Date(dbTime: row["nextSyncAt"]), addedAt: Date(dbTime: row["addedAt"]) ?? Date(timeIntervalSince1970: 0),
-            imageURL: row["imageURL"])
+            imageURL: row["imageURL"], imageChangedAt: Date(dbTime: row["imageChangedAt"]))
     }
 }
 

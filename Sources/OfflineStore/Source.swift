@@ -26,4 +26,7 @@ public struct Source: Sendable, Codable, Hashable, Identifiable {
     /// The feed's artwork (`<image>`, `itunes:image`, the catalog's source image), from the
     /// last sync.
     public var imageURL: String? = nil
+    /// When a sync found the artwork at another URL (nil: never since it was added): the
+    /// time of `folder.jpg`.
+    public var imageChangedAt: Date? = nil
 }

@@ -318,11 +318,13 @@ enum StoreSchema {
     /// v16: when an item's media last changed at its origin (the feed named another file or
     /// checksum, or the origin's validator changed) and when what its side files are made of
     /// last changed (title, summary, dates, picture, subtitles): its files' times follow, so
-    /// `rsync -a` copies a change that keeps the size (docs/decisions.md, "File times").
+    /// `rsync -a` copies a change that keeps the size (docs/decisions.md). Likewise when a
+    /// source's artwork (`folder.jpg`) last moved to another URL.
     private static func v16(_ db: Database) throws {
         try db.execute(sql: """
             ALTER TABLE item ADD COLUMN mediaChangedAt REAL;
             ALTER TABLE item ADD COLUMN sidesChangedAt REAL;
+            ALTER TABLE source ADD COLUMN imageChangedAt REAL;
             """)
     }
 }

@@ -73,6 +73,10 @@ struct SidecarMountTests {
         try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
             let folderJPG = "sources/owls/folder.jpg"
             #expect(try Int(mount.attributes(folderJPG).size) == art.count)
+            // Dated by the sync that found the artwork, not by this mount's start: a backup
+            // after a remount does not copy it again
+            let found = try #require(try fixture.store.source(named: "owls")?.imageChangedAt)
+            #expect(try mount.attributes(folderJPG).modificationTime.seconds == Int(found.timeIntervalSince1970.rounded(.down)))
             #expect(try mount.contents(folderJPG) == [UInt8](art))
             #expect(throws: Errno.self) { try mount.remove(folderJPG) }
             let nfo = Data(try mount.contents("sources/owls/Owls & Bats [owl-1].nfo"))

@@ -295,6 +295,17 @@ struct TreeUnitTests {
         #expect(MemoryLayout<TreeItems.Row>.stride == 48)
     }
 
+    @Test func aSourcesFolderJPGIsDatedByItsArtworkNotByTheMount() throws {
+        var found = source(1, "owls")
+        found.imageChangedAt = Date(timeIntervalSince1970: 4_000)
+        let never = source(2, "bats")
+        let tree = TreeBuilder.build(sources: [found, never], categories: [], items: [], uid: 0, gid: 0,
+                                     folderTime: Timestamp(seconds: 5), recentCutoff: .distantFuture,
+                                     artworkSizes: [1: 10, 2: 20])
+        #expect(tree.attributes(NodeID.sourceArtwork(1).inode)?.modificationTime == Timestamp(seconds: 4_000))
+        #expect(tree.attributes(NodeID.sourceArtwork(2).inode)?.modificationTime == Timestamp(never.addedAt))
+    }
+
     @Test func everyNameInALargeFolderIsFoundAndATakenNameKeepsItsFirstOwner() {
         let sources = [source(1, "acme")]
         // Every tenth item takes the name of the item before it.

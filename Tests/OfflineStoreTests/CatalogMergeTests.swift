@@ -329,7 +329,7 @@ struct CatalogMergeTests {
         }
     }
 
-    @Test("An item's file times move with what changed: side files with their fields, media with its bytes")
+    @Test("File times move with what changed: side files with their fields, media with its bytes, folder.jpg with its URL")
     func fileTimesMoveWithTheirContent() throws {
         let clock = Mutex(TestClock.start)
         try withLibrary(clock: { clock.withLock { $0 } }) { store, _ throws in
@@ -367,6 +367,15 @@ struct CatalogMergeTests {
             _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [changed], isComplete: true, now: t3)
             #expect(try outline().mediaTime == t3)
             #expect(try outline().sidesTime == t3, "side files are never older than the media")
+            // A source's artwork is dated by the sync that found it at another URL
+            try store.setSourceImage(sourceID: source.id, "https://pod.example/a.jpg")
+            try store.setSourceImage(sourceID: source.id, "https://pod.example/a.jpg")
+            #expect(try store.source(named: "pod")?.imageChangedAt == t2)
+            clock.withLock { $0 = t3 }
+            try store.setSourceImage(sourceID: source.id, "https://pod.example/a.jpg")
+            #expect(try store.source(named: "pod")?.imageChangedAt == t2)
+            try store.setSourceImage(sourceID: source.id, "https://pod.example/b.jpg")
+            #expect(try store.source(named: "pod")?.imageChangedAt == t3)
         }
     }
 }
