@@ -27,6 +27,9 @@ public struct LibraryView: Sendable {
         LibraryVersion(token: try store.changeToken())
     }
 
+    /// When a listing of the library last changed (nil: never).
+    public func lastChange() throws -> Date? { try store.lastListingChange() }
+
     // MARK: - What a tree lists
 
     public func sources() throws -> [Source] { try store.sources() }

@@ -38,7 +38,9 @@ public final class MountTree: Sendable {
         self.gid = gid
         self.clock = clock
         self.logger = logger
-        folderTime = Timestamp(clock())
+        // The library's last change, not this start: a remount moves no folder's time, so a
+        // media server that rescans the folders whose time moved (Kodi) rescans none of them.
+        folderTime = Timestamp((try? view.lastChange()) ?? clock())
         current = Mutex(TreeSnapshot.empty(uid: uid, gid: gid, folderTime: folderTime))
         firstBuild.enter()
     }

@@ -13,8 +13,8 @@ public final class TreeSnapshot: Sendable {
     /// Owner of every file and folder: the mounting user.
     public let uid: UInt32
     public let gid: UInt32
-    /// Folders' times: when the mount started, or for a folder whose names changed since, when
-    /// they last did (`changeTimes`).
+    /// Folders' times: when the library last changed before the mount started, or for a folder
+    /// whose names changed since, when they last did (`changeTimes`).
     public let folderTime: Timestamp
     /// When each folder that changed since the mount started last gained or lost a name:
     /// programs that rescan a folder only when its time moves (Kodi's library update) see

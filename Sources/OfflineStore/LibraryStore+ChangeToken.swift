@@ -36,6 +36,23 @@ extension LibraryStore {
     /// (the token's query must state it as written there to use it).
     static let listedEvents = "NOT (itemID IS NULL AND (kind = 'evict' OR (kind = 'sync' AND details IS NULL)))"
 
+    /// When a listing of the library last changed, as far as the store knows: its newest event
+    /// of a kind that may add, remove or move a name, item change or source; nil for an empty
+    /// library. Failures, warnings and progress are left out: a mount started offline logs
+    /// failed syncs and changes no name.
+    public func lastListingChange() throws -> Date? {
+        try read { db in
+            let kinds = StoreSchema.quoted([EventKind.sync, .state, .source, .policy, .discovered, "evict", "licence"].map(\.rawValue))
+            let time = try Double.fetchOne(db, sql: """
+                SELECT max(ifnull((SELECT time FROM event WHERE \(Self.listedEvents) AND kind IN (\(kinds))
+                                   ORDER BY seq DESC LIMIT 1), 0),
+                           ifnull((SELECT max(updatedAt) FROM item), 0),
+                           ifnull((SELECT max(addedAt) FROM source), 0))
+                """) ?? 0
+            return time > 0 ? Date(timeIntervalSince1970: time) : nil
+        }
+    }
+
     public func changeToken() throws -> StoreChangeToken {
         try read { db in
             let row = try Row.fetchOne(db, sql: """

@@ -121,6 +121,27 @@ struct BackupAttributeTests {
             #expect(statistics.totalFiles > 0 && statistics.freeFiles > 0)
         }
     }
+
+    /// A reboot is not a change: a media server that rescans the folders whose time moved
+    /// (Kodi) rescans none of them, and a backup finds the hidden files as they were.
+    @Test(arguments: MountSetup.available)
+    func aRemountOfAnUnchangedLibraryMovesNoFolderTime(_ setup: MountSetup) throws {
+        let library = try StandardLibrary()
+        let paths = ["", "sources", "sources/acme", "categories/news", "state/cached", "recent", ".control"]
+        func times() throws -> [Timestamp] {
+            var found: [Timestamp] = []
+            try withLibraryMount(setup, library.fixture) { (mount: any LibraryMount) throws in
+                found = try paths.map { try mount.attributes($0).modificationTime }
+            }
+            return found
+        }
+        let first = try times()
+        let second = try times()
+        #expect(second == first, "\(first) \(second)")
+        // And they are the library's last change, not a time to come
+        let last = try #require(try library.fixture.store.lastListingChange())
+        #expect(first.allSatisfy { $0.seconds == Int(last.timeIntervalSince1970.rounded(.down)) }, "\(first)")
+    }
 }
 }
 
