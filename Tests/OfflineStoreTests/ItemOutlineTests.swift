@@ -97,6 +97,11 @@ struct ItemOutlineTests {
         }
     }
 
+    @Test("An outline stays at 160 bytes: a first build of a million-item library holds them all at once")
+    func anOutlineIsSmall() {
+        #expect(MemoryLayout<ItemOutline>.stride <= 160)
+    }
+
     @Test("An empty library has no outlines")
     func empty() throws {
         try withLibrary { store, _ throws in
