@@ -15,6 +15,21 @@ public struct HTTPHeaders: Sendable, Equatable {
         set { values[name.lowercased()] = newValue }
     }
 
+    /// The lines of what libcurl's header callback was given: one line, except that libcurl
+    /// 7.88 hands over every line it held while the transfer was paused in one call (a
+    /// download held back for a reader from its first byte), and read as one line its
+    /// `Content-Range` was lost.
+    static func lines(in bytes: UnsafeRawBufferPointer) -> [String] {
+        var lines: [String] = []
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: 0x0A).map { $0 + 1 } ?? bytes.endIndex
+            lines.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+            start = end
+        }
+        return lines
+    }
+
     /// Adds one raw header line ("Name: value\r\n"); ignores lines without a colon.
     mutating func addLine(_ line: String) {
         // Byte-wise: Foundation's trimmingCharacters(in:) was a visible share of the transfer

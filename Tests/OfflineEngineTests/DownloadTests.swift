@@ -153,10 +153,10 @@ import Testing
         #expect(downloaded.wait(timeout: .now() + 20) == .success)
         #expect(result.value?.state == .cached, "\(String(describing: result.value))")
         #expect(try fixture.cachedBytes(download, 0..<size) == GeneratedBytes(size: size, seed: 31).bytes())
-        // (no byte asked twice: every later request starts where the ended one stopped)
-        let ranges = fixture.origin.requests(for: "/down.mp4").dropFirst().map { $0.header("range") ?? "" }
-        print("DEBUG ranges \(fixture.origin.requests(for: "/down.mp4").map { ($0.header("range") ?? "", $0.status) })")
-        #expect(ranges.allSatisfy { $0 == restart }, "\(ranges)")
+        // (no byte asked twice, and no third request: a held transfer's headers, which
+        // libcurl hands over together after the pause, are read whole)
+        let ranges = fixture.origin.requests(for: "/down.mp4").map { $0.header("range") ?? "" }
+        #expect(ranges == ["bytes=0-", restart], "\(ranges)")
     }
 
     @Test func aDownloadGivesTheLinkToAReaderFarAheadInTheSameItem() throws {

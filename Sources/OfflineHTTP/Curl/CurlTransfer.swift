@@ -99,7 +99,9 @@ final class CurlTransfer {
             guard let buffer, let context else { return 0 }
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
             let length = size * count
-            transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length))
+            for line in HTTPHeaders.lines(in: UnsafeRawBufferPointer(start: buffer, count: length)) {
+                transfer.receiveHeaderLine(line)
+            }
             return length
         })
         try easy.set(CURLOPT_WRITEDATA, pointer: unmanagedSelf)
@@ -124,8 +126,7 @@ final class CurlTransfer {
 
     // MARK: - Callbacks (on the driving thread)
 
-    private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self)
+    private func receiveHeaderLine(_ line: String) {
         if line.hasPrefix("HTTP/") {
             // A new response starts (after a redirect or a 100 Continue): forget the last one.
             pendingHeaders = HTTPHeaders()
