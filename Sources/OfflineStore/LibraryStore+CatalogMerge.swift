@@ -60,6 +60,10 @@ extension LibraryStore {
         }
         if let title, title != source.title {
             try db.execute(sql: "UPDATE source SET title = ? WHERE id = ?", arguments: [title, sourceID])
+            // Its items' `.nfo` name the show (`ItemSidecar`): their times move with it.
+            if source.title != nil {
+                try db.execute(sql: "UPDATE item SET sidesChangedAt = ? WHERE sourceID = ?", arguments: [now.dbTime, sourceID])
+            }
         }
         if isComplete {
             var merger = try CatalogMerger(db: db, sourceID: sourceID, now: now)

@@ -367,6 +367,12 @@ struct CatalogMergeTests {
             _ = try store.mergeCatalog(sourceID: source.id, title: nil, entries: [changed], isComplete: true, now: t3)
             #expect(try outline().mediaTime == t3)
             #expect(try outline().sidesTime == t3, "side files are never older than the media")
+            // A new show title (in every `.nfo` of the source) moves the side files' time too
+            let t4 = t3.addingTimeInterval(3600)
+            _ = try store.mergeCatalog(sourceID: source.id, title: "Pod", entries: [changed], isComplete: true, now: t4)
+            #expect(try outline().sidesTime == t3, "a first title is the feed's first sync")
+            _ = try store.mergeCatalog(sourceID: source.id, title: "The Pod", entries: [changed], isComplete: true, now: t4)
+            #expect(try outline().sidesTime == t4 && outline().mediaTime == t3)
             // A source's artwork is dated by the sync that found it at another URL
             try store.setSourceImage(sourceID: source.id, "https://pod.example/a.jpg")
             try store.setSourceImage(sourceID: source.id, "https://pod.example/a.jpg")
