@@ -166,17 +166,9 @@ import Testing
     }
 
     @Test func streamedItemsThatCoverTheExcessAreEvictedTogether() throws {
-        let f = try EngineFixture()
-        defer { f.close() }
-        try f.store.setPolicy(name: "cache-limit", value: "100000")
-        let items = try (0..<5).map { try f.addItem("s\($0).mp4", size: 30_000, seed: UInt64($0 + 1)) }
-        f.start()
         // Given five items programs streamed whole, one a second: 150,000 bytes against 100,000
-        for item in items {
-            try stream(f, item)
-            try f.wait(item, .cached)
-            f.advance(0.2)
-        }
+        let (f, items) = try streamedPastTheLimit(5, apart: 0.2)
+        defer { f.close() }
         // When the scheduler next checks the cache
         f.advance(1)
         // Then the two streamed first go, which bring it under the limit, and no more: their
@@ -195,21 +187,35 @@ import Testing
     /// A library read faster than one check evicts: the next check follows at once, not a
     /// second later, so the cache does not run ahead of its limit.
     @Test func aCheckThatReachesItsCapGoesOnWithoutWaitingOutTheInterval() throws {
-        let f = try EngineFixture { $0.evictionsPerCheck = 2 }
-        defer { f.close() }
-        try f.store.setPolicy(name: "cache-limit", value: "100000")
-        let items = try (0..<6).map { try f.addItem("s\($0).mp4", size: 30_000, seed: UInt64($0 + 1)) }
-        f.start()
         // Given six items programs streamed whole within a second: 180,000 bytes against 100,000
-        for item in items {
-            try stream(f, item)
-            try f.wait(item, .cached)
-        }
+        let (f, items) = try streamedPastTheLimit(6, apart: 0) { $0.evictionsPerCheck = 2 }
+        defer { f.close() }
         // When the scheduler next checks the cache, and the clock stands still after
         f.advance(1)
         // Then the three streamed first go, two in the first check and one in the next
         try waitUntil(timeout: .seconds(5)) { try f.store.totalBytesPresent() == 90_000 }
         #expect(try items.map { try f.item($0).bytesPresent } == [0, 0, 0, 30_000, 30_000, 30_000])
+    }
+
+    /// An engine with `cache-limit 100000` and `count` items of 30,000 bytes that programs
+    /// streamed whole, `apart` seconds of the engine's clock apart.
+    private func streamedPastTheLimit(_ count: Int, apart: TimeInterval,
+                                      configure: (inout SchedulerConfiguration) -> Void = { _ in }) throws -> (EngineFixture, [Item]) {
+        let f = try EngineFixture(configure: configure)
+        do {
+            try f.store.setPolicy(name: "cache-limit", value: "100000")
+            let items = try (0..<count).map { try f.addItem("s\($0).mp4", size: 30_000, seed: UInt64($0 + 1)) }
+            f.start()
+            for item in items {
+                try stream(f, item)
+                try f.wait(item, .cached)
+                if apart > 0 { f.advance(apart) }
+            }
+            return (f, items)
+        } catch {
+            f.close()
+            throw error
+        }
     }
 
     private func waitForItem(_ f: EngineFixture, _ id: String) throws -> Item {
