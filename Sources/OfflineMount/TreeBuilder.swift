@@ -224,7 +224,8 @@ public struct TreeBuilder {
         // No download or state change moves the times: a second backup of an unchanged library
         // copies nothing (the download date is an xattr). A change at the origin does.
         let time = Timestamp(item.mediaTime)
-        let sidesLater = item.sidesTime == item.mediaTime ? 0 : (item.sidesTime.timeIntervalSince1970 - Double(time.seconds)).rounded(.up)
+        let sidesLater = item.sidesTime == item.mediaTime
+            ? 0 : (item.sidesTime.timeIntervalSince1970 - Double(time.seconds)).rounded(.up)
         items.set(TreeItems.Row(id: item.id, size: UInt64(max(0, item.size ?? 0)), seconds: Int64(time.seconds),
                                 nanoseconds: UInt32(clamping: time.nanoseconds), media: media, sides: sides, state: item.state,
                                 isHLS: isHLS, folderCount: UInt16(clamping: slots.count),

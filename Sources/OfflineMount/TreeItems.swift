@@ -183,11 +183,12 @@ public struct TreeItems: Sequence, Equatable, Sendable {
     }
 
     private func item(_ row: Row) -> TreeItem {
-        TreeItem(id: row.id, files: TreeItemFiles(names: names, media: row.media, sides: row.sides), size: row.size,
-                 modificationTime: Timestamp(seconds: Int(row.seconds), nanoseconds: Int(row.nanoseconds)),
-                 sidesModificationTime: row.sidesLater == 0 ? Timestamp(seconds: Int(row.seconds), nanoseconds: Int(row.nanoseconds))
-                     : Timestamp(seconds: Int(row.seconds) + Int(row.sidesLater)), state: row.state,
-                 isHLS: row.isHLS, licenceExpiresAt: expiries.isEmpty ? nil : expiries[row.id], folderCount: row.folderCount)
+        let time = Timestamp(seconds: Int(row.seconds), nanoseconds: Int(row.nanoseconds))
+        return TreeItem(id: row.id, files: TreeItemFiles(names: names, media: row.media, sides: row.sides), size: row.size,
+                        modificationTime: time,
+                        sidesModificationTime: row.sidesLater == 0 ? time : Timestamp(seconds: Int(row.seconds) + Int(row.sidesLater)),
+                        state: row.state, isHLS: row.isHLS, licenceExpiresAt: expiries.isEmpty ? nil : expiries[row.id],
+                        folderCount: row.folderCount)
     }
 
     /// Ids are mostly consecutive: a multiplicative hash spreads them over the table.

@@ -42,7 +42,8 @@ extension LibraryStore {
     /// failed syncs and changes no name.
     public func lastListingChange() throws -> Date? {
         try read { db in
-            let kinds = StoreSchema.quoted([EventKind.sync, .state, .source, .policy, .discovered, "evict", "licence"].map(\.rawValue))
+            let nameMoving: [EventKind] = [.sync, .state, .source, .policy, .discovered, "evict", "licence"]
+            let kinds = StoreSchema.quoted(nameMoving.map(\.rawValue))
             let time = try Double.fetchOne(db, sql: """
                 SELECT max(ifnull((SELECT time FROM event WHERE \(Self.listedEvents) AND kind IN (\(kinds))
                                    ORDER BY seq DESC LIMIT 1), 0),

@@ -251,11 +251,10 @@ final class CacheFile: Sendable {
     /// kept byte and the gaps before are punched out (a tail fetched early is kept while the
     /// bytes before it go). Where holes cannot be punched, only the cut frees space.
     func freeAll(except kept: RangeSet) throws(CacheFileError) {
-        let end = kept.upperBound
-        try truncate(to: end)
+        try truncate(to: kept.upperBound)
         var start: Int64 = 0
         try withDescriptor { fd throws(CacheFileError) in
-            for range in kept.ranges + [end..<end] {
+            for range in kept.ranges {
                 defer { start = range.upperBound }
                 guard range.lowerBound > start else { continue }
                 if csystem_punch_hole(fd, start, range.lowerBound - start) != 0 {

@@ -256,7 +256,7 @@ public final class Scheduler: Sendable {
                                             room: ranOut ? SpaceManager.roomAfterShortage : 0) else { return }
         // Still over a limit after evicting some (its cap, or candidates skipped): on at the
         // next tick, without waiting out the interval. Programs that read a library fast cache
-        // more items a second than one check evicts (docs/perf-log.md, "the soak's cache swing").
+        // more items a second than one check evicts (docs/perf-log.md, 2026-11-30's soak).
         state.withLock { s in
             s.cacheGrew = true
             s.lastSpaceCheck = nil
