@@ -19,6 +19,18 @@ public enum FUSESessionError: Error, Hashable, Sendable {
     case loopFailed(Errno)
 }
 
+extension FUSESessionError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .invalidOptions(let options): "libfuse refused the options \(options.joined(separator: ","))"
+        case .mountFailed(let mountpoint): "the mount on \(mountpoint) was refused"
+        case .signalHandlersFailed: "libfuse's signal handlers could not be installed"
+        case .daemonizeFailed: "could not go to the background"
+        case .loopFailed(let errno): "the request loop failed: \(errno)"
+        }
+    }
+}
+
 /// A mounted FUSE filesystem served by `FileSystemOperations` over libfuse3's low-level API.
 ///
 /// Lifecycle: `init` creates the session and mounts; `run` serves requests on libfuse's

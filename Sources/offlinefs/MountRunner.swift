@@ -93,8 +93,12 @@ struct MountRunner {
         } catch .invalidOptions {
             // Like a malformed option of our own; libfuse's line above names it.
             throw UsageFailure(message: "cannot mount on \(mountpoint): libfuse refused an option given with -o")
+        } catch .mountFailed {
+            // libfuse or fusermount3 printed the system's reason on the line above.
+            throw CLIError("cannot mount on \(mountpoint): the mount was refused (is /dev/fuse there and readable, "
+                           + "fusermount3 installed, and the mount point not already mounted?)")
         } catch {
-            throw CLIError("cannot mount on \(mountpoint): \(error) (is /dev/fuse there, and fusermount3 installed?)")
+            throw CLIError("cannot mount on \(mountpoint): \(error)")
         }
         engine.lock.record(mountpoint: mountpoint)
         engine.hooks.setMountpoint(visibleMountpoint)
