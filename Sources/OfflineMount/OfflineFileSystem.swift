@@ -411,7 +411,9 @@ public final class OfflineFileSystem: FileSystemOperations {
             return hls.openJoined(item: item, file: file, openFiles: openFiles, readerClass: readerClass).map { OpenAnswer(file: $0) }
         }
         if readerClass != .other { logger.debug("\(program) opens item \(item.id) as a \(readerClass.rawValue)") }
-        return openFiles.open(item: item, fileNumber: number, file: file, readerClass: readerClass)
+        let opened = openFiles.open(item: item, fileNumber: number, file: file, readerClass: readerClass)
+        if case .success(let answer) = opened, answer.treeIsBehind { refreshNow() }
+        return opened
     }
 
     func doUnlink(parent: UInt64, name: FileName) -> Result<Void, Errno> {

@@ -13,6 +13,8 @@ struct OpenAnswer {
     var passthrough: BackingFile?
     /// Runs once the open is answered: work the opener need not wait for.
     var afterReply: (@Sendable () -> Void)?
+    /// The file's bytes are newer than the tree's size for it: the tree must catch up now.
+    var treeIsBehind = false
 }
 
 /// What one open file handle (`fuse_file_info.fh`) reads.
@@ -76,7 +78,11 @@ final class OpenFiles: Sendable {
         if entry.key == TreeItemFile.sidecarKey {
             // Made from the catalog now: the same bytes the listing's size was counted from.
             guard let nfo = try? view.nfo(itemID: item.id) else { return .failure(.noSuchFileOrDirectory) }
-            return .success(OpenAnswer(file: openMemory(Array(nfo.utf8), itemID: item.id, file: answer)))
+            // Within `refresh` of a sync the tree may still hold the old text's size, where the
+            // kernel would cut this reader's copy: it reads past that size, and the tree catches up.
+            let behind = nfo.utf8.count != entry.size.map(Int.init)
+            answer.directIO = behind
+            return .success(OpenAnswer(file: openMemory(Array(nfo.utf8), itemID: item.id, file: answer), treeIsBehind: behind))
         }
         guard entry.isMedia else {
             let reader = library.openSideFile(itemID: item.id, key: entry.key, readerClass: readerClass)

@@ -53,6 +53,27 @@ struct SidecarMountTests {
         }
     }
 
+    /// A sync lengthens a title while the mount's tree still holds the old `.nfo`'s size (its
+    /// `refresh` has not come): a copy made then is still the whole new file, and the size
+    /// shown catches up with it without waiting for the refresh.
+    @Test(arguments: MountSetup.available)
+    func anNFOReadBeforeTheTreeCatchesUpIsWhole(_ setup: MountSetup) throws {
+        let (fixture, _) = try Self.library()
+        let nfo = "sources/acme/Plain [m2].nfo"
+        try withLibraryMount(setup, fixture, options: ["refresh=30m"]) { (mount: any LibraryMount) throws in
+            let before = try mount.attributes(nfo).size
+            try fixture.merge(try #require(try fixture.store.source(named: "acme")), [
+                ItemSpec(contentID: "m1", title: "Tom & Jerry <Live> \"quoted\"", size: 100_000, thumbnail: true, duration: 600),
+                ItemSpec(contentID: "m2", title: "Plain, now with a much longer title", size: 50_000),
+            ])
+            let copy = try mount.contents(nfo)
+            let root = try #require(try XMLDocument(data: Data(copy)).rootElement())
+            #expect(root.elements(forName: "title").first?.stringValue == "Plain, now with a much longer title")
+            #expect(copy.count > Int(before))
+            #expect(eventually { try mount.attributes(nfo).size == UInt64(copy.count) })
+        }
+    }
+
     @Test(arguments: MountSetup.available)
     func aPodcastsFeedArtworkIsFolderJPGAndItsEpisodesHaveEpisodeDetails(_ setup: MountSetup) throws {
         let fixture = try LibraryFixture()
