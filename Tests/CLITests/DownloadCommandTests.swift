@@ -162,6 +162,39 @@ struct DownloadCommandTests {
         #expect(!after.stdout.contains("engine: pid"), "\(after.stdout)")
     }
 
+    /// One `offlinefs status` (not `--watch`) while a download runs shows its speed and time left.
+    @Test func statusShowsARunningDownloadsSpeedAndTimeLeft() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let (cli, refs) = try setUp(origin)
+        defer { cli.removeLibrary() }
+        origin.setFault("/m1.mp4", .trickle(bytesPerSecond: 100_000))
+        // Given an engine downloading a 1.5 MB item at 100 kB/s
+        let engine = Process()
+        engine.executableURL = CLIRunner.executable
+        engine.arguments = ["download", refs[1], "--wait", "--library", cli.library.path]
+        engine.standardOutput = FileHandle.nullDevice
+        engine.standardError = FileHandle.nullDevice
+        try engine.run()
+        defer {
+            kill(engine.processIdentifier, SIGKILL)
+            engine.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(15)
+        while try !cli.run("status").stdout.contains("downloading"), Date() < deadline { usleep(50_000) }
+        // When status is asked once, for a script and for a person
+        let json = try cli.run("status", "--json")
+        let text = try cli.run("status")
+        // Then the item has a speed near the link's and a time left
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let item = try #require(items.first { $0["contentId"] as? String == "m1" }, "\(json.stdout)")
+        #expect(item["state"] as? String == "downloading")
+        let speed = try #require(item["speed"] as? Double, "\(item)")
+        #expect(speed > 30_000 && speed < 300_000, "\(item)")
+        #expect((item["eta"] as? Double ?? 0) > 0, "\(item)")
+        #expect(text.stdout.contains("/s"), "\(text.stdout)")
+    }
+
     @Test func commandsWithoutAnEngineChangeTheStore() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }

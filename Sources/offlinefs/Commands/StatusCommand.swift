@@ -9,10 +9,13 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show every item that is not just discovered: state, progress, speed, ETA.",
         discussion: """
-            Reads the library directly (also while an engine runs). --watch redraws every \
-            second until interrupted; speed and ETA come from the change between refreshes.
+            Reads the library directly (also while an engine runs). Speed and ETA come from \
+            the change between two looks: with something downloading, the first answer takes \
+            a second. --watch redraws every second until interrupted.
             Example: offlinefs status --json
             """)
+
+    static let secondLookAfterMicroseconds: UInt32 = 1_000_000
 
     @OptionGroup var options: LibraryOptions
     @Flag(help: "Print a JSON array for scripts.") var json = false
@@ -22,6 +25,7 @@ struct StatusCommand: ParsableCommand {
         let library = try options.open()
         var meter = SpeedMeter()
         let start = ContinuousClock.now
+        var firstLook = true, lookAgain = false
         repeat {
             let elapsed = (ContinuousClock.now - start) / .seconds(1)
             let holder = EngineLock.holder(folder: library.folder).flatMap { kill($0.pid, 0) == 0 || errno == EPERM ? $0 : nil }
@@ -30,6 +34,14 @@ struct StatusCommand: ParsableCommand {
             // these, and the next one queues them again (`Engine.start`).
             if holder == nil { items = items.map { item in var item = item; if item.state == "downloading" { item.state = "queued" }; return item } }
             let rows = StatusReport.rows(items, meter: &meter, at: elapsed)
+            // One look gives no speed: a download's speed and time left come from a second,
+            // a moment later (the engine commits its progress every 100 ms).
+            lookAgain = !watch && firstLook && rows.contains { $0.state == "downloading" }
+            firstLook = false
+            if lookAgain {
+                usleep(Self.secondLookAfterMicroseconds)
+                continue
+            }
             if json {
                 try printJSON(rows)
             } else {
@@ -43,6 +55,6 @@ struct StatusCommand: ParsableCommand {
                 fflush(nil)
                 usleep(1_000_000)
             }
-        } while watch
+        } while watch || lookAgain
     }
 }
