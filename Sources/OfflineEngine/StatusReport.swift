@@ -10,8 +10,15 @@ public enum StatusReport {
     /// their speed and time left from `meter`, which records them at `time` (seconds on any
     /// steady clock) and forgets every other item.
     public static func rows(_ items: [ItemSummary], meter: inout SpeedMeter, at time: Double) -> [ItemSummary] {
-        var downloading = Set<Int64>()
-        let rows = items.filter { $0.state != "discovered" && $0.state != "deleted" }
+        let downloading = items.filter { $0.state == "downloading" }
+        for item in downloading { meter.record(item.id, bytes: item.bytes, at: time) }
+        meter.keepOnly(Set(downloading.map(\.id)))
+        return rows(items, speeds: meter)
+    }
+
+    /// The same, with the speeds `meter` measured elsewhere (the engine's, `ProgressEvents`).
+    public static func rows(_ items: [ItemSummary], speeds meter: SpeedMeter) -> [ItemSummary] {
+        items.filter { $0.state != "discovered" && $0.state != "deleted" }
             .sorted { a, b in
                 let ra = stateOrder.firstIndex(of: a.state) ?? stateOrder.count
                 let rb = stateOrder.firstIndex(of: b.state) ?? stateOrder.count
@@ -20,14 +27,10 @@ public enum StatusReport {
             .map { item in
                 guard item.state == "downloading" else { return item }
                 var item = item
-                downloading.insert(item.id)
-                meter.record(item.id, bytes: item.bytes, at: time)
                 item.speed = meter.speed(item.id)
                 item.eta = meter.eta(item.id, size: item.size)
                 return item
             }
-        meter.keepOnly(downloading)
-        return rows
     }
 
     /// `.status` and `offlinefs status`: a summary line, then STATE PROGRESS SIZE SPEED ETA

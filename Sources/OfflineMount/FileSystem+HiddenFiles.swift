@@ -86,7 +86,7 @@ extension OfflineFileSystem {
             logger.error("cannot read the library for .status: \(error)")
             return Array("cannot read the library: \(error)\n".utf8)
         }
-        let rows = rates.withLock { StatusReport.rows(items, meter: &$0, at: now.timeIntervalSince1970) }
+        let rows = StatusReport.rows(items, speeds: downloadSpeeds())
         return json ? StatusReport.json(rows, now: now) : Array(StatusReport.table(rows, now: now).utf8)
     }
 }

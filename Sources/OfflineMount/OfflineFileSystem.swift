@@ -46,8 +46,8 @@ public final class OfflineFileSystem: FileSystemOperations {
     let performer: any CommandPerformer
     let control: ControlFile
     let events: EventsFile
-    /// Download speeds measured between renders of the status files.
-    let rates = Mutex(SpeedMeter(window: 10))
+    /// The engine's download speeds, for the status files.
+    let downloadSpeeds: @Sendable () -> SpeedMeter
     let clock: @Sendable () -> Date
     /// Contents of each open `.status`/`.status.json`, so reads at any offset see one
     /// consistent text, and the latest snapshot of each (`StatusSnapshots`).
@@ -65,9 +65,12 @@ public final class OfflineFileSystem: FileSystemOperations {
     ///   - library: what the mount shows, as the engine reads it: a view, not the `Library`,
     ///     so nothing here can reach the store itself.
     ///   - hls: the engine's HLS renditions.
+    ///   - downloadSpeeds: the engine's (`Scheduler.downloadSpeeds`).
     public init(library: LibraryView, fetcher: RangeFetcher, actions: any MountActions,
                 performer: any CommandPerformer, options: MountOptions, hls hlsStreams: HLSStreams,
+                downloadSpeeds: @escaping @Sendable () -> SpeedMeter = { SpeedMeter() },
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
+        self.downloadSpeeds = downloadSpeeds
         self.logger = logger
         self.clock = clock
         self.performer = performer

@@ -86,6 +86,7 @@ struct MountRunner {
         let fileSystem = OfflineFileSystem(library: opened.view, fetcher: engine.transfers.fetcher,
                                            actions: EngineActions(commands: engine.commands),
                                            performer: engine.commands, options: mountOptions, hls: engine.transfers.hls,
+                                           downloadSpeeds: { [scheduler = engine.scheduler] in scheduler.downloadSpeeds },
                                            logger: logger)
         let session: FUSESession
         do {

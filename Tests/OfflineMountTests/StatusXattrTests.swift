@@ -52,6 +52,34 @@ struct StatusXattrTests {
         }
     }
 
+    /// `cat .status` once, while a download runs: its speed and time left are there (the
+    /// engine measures them every second, not the status file between two reads).
+    @Test(arguments: MountSetup.available)
+    func aFirstReadOfTheStatusFilesShowsARunningDownloadsSpeed(_ setup: MountSetup) throws {
+        let fixture = try LibraryFixture()
+        let source = try fixture.addSource("acme")
+        let item = try #require(try fixture.merge(source, [ItemSpec(contentID: "big", title: "Big", size: 16 << 20)])["big"])
+        let name = try #require(item.fileName)
+        let mediaURL = try #require(item.mediaURL.flatMap(URL.init(string:)))
+        fixture.origin.setFault(mediaURL.path, .trickle(bytesPerSecond: 1 << 20))
+        try withLibraryMount(setup, fixture) { (mount: any LibraryMount) throws in
+            try mount.write(".control", "download sources/acme/\(name)\n")
+            // Once the engine has measured it (its first progress line)
+            #expect(eventually(within: 20) { !EventLinesMountTests.lines(mount, kind: "progress").isEmpty })
+            // Then the first read of .status.json has its speed, near the origin's 1 MiB/s, and time left
+            let json = try JSONSerialization.jsonObject(with: Data(try mount.contents(".status.json")))
+            let items = try #require((json as? [String: Any])?["items"] as? [[String: Any]])
+            let row = try #require(items.first { $0["contentId"] as? String == "big" })
+            #expect(row["state"] as? String == "downloading", "\(row)")
+            let speed = try #require(row["speed"] as? Double, "\(row)")
+            #expect(speed > 300_000 && speed < 3_000_000, "\(row)")
+            #expect((row["eta"] as? Double ?? 0) > 0, "\(row)")
+            // And so has the table
+            let table = String(decoding: try mount.contents(".status"), as: UTF8.self)
+            #expect(table.split(separator: "\n").contains { $0.hasPrefix("downloading") && $0.contains("/s") }, "\(table)")
+        }
+    }
+
     @Test(arguments: MountSetup.available)
     func xattrsOnItemsAndFoldersWithTheSizeProtocol(_ setup: MountSetup) throws {
         let library = try StandardLibrary()

@@ -4,7 +4,7 @@ import Synchronization
 
 /// `progress` lines in the event log (`.events`) for the items being downloaded: one once
 /// the item has gained 5 % or 5 seconds have passed since its last line (or its start), at
-/// most one a second per item. Checked every second while a download runs, on the clock's
+/// most one a second per item; and their speeds, which `.status` shows from its first read. Checked every second while a download runs, on the clock's
 /// thread; the bytes are those the store holds (durable), not those still in flight.
 ///
 /// A catalog size the origin contradicts is corrected here, once the transfer knows the
@@ -23,6 +23,8 @@ final class ProgressEvents: Sendable {
         /// The running chain of checks (one at a time): a check of an older one stops.
         var generation = 0
         var timer: (any ClockTimer)?
+        /// Each running download's speed, from the bytes each check saw (`.status`).
+        var speeds = SpeedMeter()
     }
     private let state = Mutex(State())  // leaf lock: store writes happen outside it
     private let store: LibraryStore
@@ -43,7 +45,9 @@ final class ProgressEvents: Sendable {
         let bytes = (try? store.bytesPresent(itemID: itemID)) ?? 0
         let generation = state.withLock { state -> Int? in
             let idle = state.marks.isEmpty
-            state.marks[itemID] = Mark(time: clock.now(), bytes: bytes)
+            let now = clock.now()
+            state.marks[itemID] = Mark(time: now, bytes: bytes)
+            state.speeds.record(itemID, bytes: bytes, at: now.timeIntervalSince1970)
             guard idle else { return nil }
             state.generation += 1
             return state.generation
@@ -51,9 +55,13 @@ final class ProgressEvents: Sendable {
         if let generation { schedule(generation) }
     }
 
+    /// The running downloads' speeds as the checks measured them.
+    var speeds: SpeedMeter { state.withLock { $0.speeds } }
+
     func finished(itemID: Int64) {
         let timer = state.withLock { state -> (any ClockTimer)? in
             state.marks[itemID] = nil
+            state.speeds.keepOnly(Set(state.marks.keys))
             guard state.marks.isEmpty else { return nil }
             state.generation += 1
             defer { state.timer = nil }
@@ -90,6 +98,9 @@ final class ProgressEvents: Sendable {
             guard var item = try? store.item(id: itemID), item.state == .downloading else { continue }
             if item.type != .hls, let size = originSize(itemID), size != item.size, (try? store.setSize(itemID: itemID, size)) != nil {
                 item.size = size
+            }
+            state.withLock { state in
+                if state.marks[itemID] != nil { state.speeds.record(itemID, bytes: item.bytesPresent, at: now.timeIntervalSince1970) }
             }
             guard Self.isDue(last: last, now: now, bytes: item.bytesPresent, size: item.size) else { continue }
             let stillTracked = state.withLock { state -> Bool in

@@ -19,6 +19,8 @@ public final class Scheduler: Sendable {
     let licences: Licences
     /// `progress` lines for running downloads.
     let progress: ProgressEvents
+    /// The running downloads' speeds, measured every second while they run.
+    public var downloadSpeeds: SpeedMeter { progress.speeds }
     let clock: any EngineClock
     let configuration: SchedulerConfiguration
     let space: SpaceManager

@@ -22,6 +22,7 @@ final class DirectMount: LibraryMount {
         fileSystem = OfflineFileSystem(library: fixture.library.view, fetcher: engine.transfers.fetcher,
                                        actions: EngineActions(commands: engine.commands), performer: engine.commands,
                                        options: mountOptions, hls: engine.transfers.hls,
+                                       downloadSpeeds: { [scheduler = engine.scheduler] in scheduler.downloadSpeeds },
                                        logger: Logger(label: "offlinefs-direct"))
         if let firstBuild {
             // `start` returns after the build: on a thread of its own.
