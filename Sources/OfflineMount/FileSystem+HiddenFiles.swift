@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import OfflineEngine
 import OfflineFUSE
@@ -6,7 +7,7 @@ import Synchronization
 
 /// The root's hidden files (DESIGN §2, HARDENING): `direct_io`, never kept in the page cache,
 /// attributes never cached. `.status` and `.status.json` report the size of the snapshot their
-/// `getattr` takes, which an open within a second then serves (`rsync`, `tar`, `sendfile` and
+/// `getattr` takes, which an open soon after then serves (`StatusSnapshots`) (`rsync`, `tar`, `sendfile` and
 /// Samba copy exactly `st_size` bytes); `.events` has its real size and mtime, so `tail -f`
 /// follows it; `.control` reads as its reference, and has its size. Only `.control` can be
 /// written (mode 0644, the others 0444).
@@ -67,12 +68,23 @@ extension OfflineFileSystem {
         }
     }
 
-    /// The latest snapshot of `.status` or `.status.json` if taken within the last second, else
-    /// a new one.
+    /// The latest snapshot of `.status` or `.status.json`, or a new one (`StatusSnapshots`).
     func statusSnapshot(json: Bool) -> [UInt8] {
-        if let recent = statusFiles.withLock({ $0.latest(json: json) }) { return recent }
+        switch statusFiles.withLock({ $0.answer(json: json) }) {
+        case .serve(let contents):
+            return contents
+        case .serveAndRefresh(let contents):
+            DispatchQueue.global(qos: .utility).async { [self] in _ = renderSnapshot(json: json) }
+            return contents
+        case .render:
+            return renderSnapshot(json: json)
+        }
+    }
+
+    private func renderSnapshot(json: Bool) -> [UInt8] {
+        let start = ContinuousClock.now
         let contents = renderStatus(json: json)
-        statusFiles.withLock { $0.keep(contents, json: json) }
+        statusFiles.withLock { $0.keep(contents, json: json, cost: .now - start) }
         return contents
     }
 
