@@ -41,8 +41,19 @@ public final class Library: Sendable {
         return try store.addSource(name: name, feedURL: feedURL)
     }
 
+    /// Forgets a source, its items and their cached files (with no engine running; a
+    /// running one does it with `Engine.removeSource`).
     public func removeSource(name: String) throws {
-        _ = try store.removeSource(name: name)
+        CacheLayout.removeFolders(library: folder, itemIDs: try store.removeSource(name: name))
+    }
+
+    /// Removes cache folders whose item is gone: what a process that ended between removing
+    /// items and their files left behind.
+    func removeOrphanCacheFolders() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: CacheLayout.cacheFolder(library: folder).path)) ?? []
+        let ids = names.compactMap { Int64($0) }
+        guard !ids.isEmpty, let existing = try? store.existingItemIDs(among: ids) else { return }
+        CacheLayout.removeFolders(library: folder, itemIDs: ids.filter { !existing.contains($0) })
     }
 
     public func sources() throws -> [Source] {
@@ -57,9 +68,15 @@ public final class Library: Sendable {
             guard let source = try store.source(named: sourceName) else {
                 throw EngineError.notFound("no source named '\(sourceName)'")
             }
-            return [syncer.sync(source)]
+            return [removingDroppedItemsFiles(syncer.sync(source))]
         }
-        return try store.sources().filter(\.subscribed).map { syncer.sync($0) }
+        return try store.sources().filter(\.subscribed).map { removingDroppedItemsFiles(syncer.sync($0)) }
+    }
+
+    /// The thumbnails and subtitles of items the feed dropped (never downloaded) go with them.
+    private func removingDroppedItemsFiles(_ report: SyncReport) -> SyncReport {
+        CacheLayout.removeFolders(library: folder, itemIDs: report.merged?.removedItemIDs ?? [])
+        return report
     }
 
     // MARK: - Items

@@ -55,6 +55,19 @@ extension LibraryStore {
         }
     }
 
+    /// Those of `ids` that name an item (cache folders left by items removed with their
+    /// source, when the process ended between the two).
+    public func existingItemIDs(among ids: [Int64]) throws -> Set<Int64> {
+        try read { db in
+            var found = Set<Int64>()
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let batch = ids[start..<min(ids.count, start + 500)].map(String.init).joined(separator: ",")
+                found.formUnion(try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE id IN (\(batch))"))
+            }
+            return found
+        }
+    }
+
     /// Every source, by name.
     public func sources() throws -> [Source] {
         try read { db in try Row.fetchAll(db, sql: "SELECT * FROM source ORDER BY name").map(Source.init(row:)) }

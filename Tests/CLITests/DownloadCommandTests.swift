@@ -162,6 +162,22 @@ struct DownloadCommandTests {
         #expect(!after.stdout.contains("engine: pid"), "\(after.stdout)")
     }
 
+    /// `source remove` forgets the source's items and their cached files, not only their rows.
+    @Test func sourceRemoveRemovesItsItemsCachedFiles() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let (cli, refs) = try setUp(origin)
+        defer { cli.removeLibrary() }
+        let download = try cli.run("download", refs[0], "--wait")
+        #expect(download.status == 0, "\(download.stderr)")
+        let cache = cli.library.appendingPathComponent("cache").path
+        let before = try FileManager.default.contentsOfDirectory(atPath: cache)
+        #expect(!before.isEmpty)
+        let removed = try cli.run("source", "remove", "acme")
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache).isEmpty)
+    }
+
     /// One `offlinefs status` (not `--watch`) while a download runs shows its speed and time left.
     @Test func statusShowsARunningDownloadsSpeedAndTimeLeft() throws {
         let origin = try TestOrigin()

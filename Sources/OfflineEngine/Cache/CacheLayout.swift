@@ -12,6 +12,13 @@ public enum CacheLayout {
         library.appendingPathComponent("cache", isDirectory: true)
     }
 
+    /// Removes the cache folders of items the store no longer has (a removed source, items a
+    /// feed dropped): ids are never used again, so nothing else can need them.
+    static func removeFolders(library: URL, itemIDs: some Sequence<Int64>) {
+        let cache = cacheFolder(library: library)
+        for id in itemIDs { try? FileManager.default.removeItem(at: cache.appendingPathComponent(String(id))) }
+    }
+
     public static func filePath(library: URL, itemID: Int64, file: CacheFileKey) -> String {
         filePath(cacheFolder: cacheFolder(library: library), itemID: itemID, file: file)
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 public import Logging
 import OfflineHTTP
@@ -49,6 +50,7 @@ public final class Engine: Sendable {
     /// not wait for them). Downloads a crash left `downloading` resume as `queued`.
     public func start() {
         transfers.startThreads()
+        scheduler.spawn("ofs-sweep") { [library] in library.removeOrphanCacheFolders() }
         for item in (try? store.items(inStates: [.downloading])) ?? [] {
             _ = try? store.setState(itemID: item.id, state: .queued)
         }
@@ -72,6 +74,27 @@ public final class Engine: Sendable {
     public var commands: LibraryCommands { LibraryCommands(library: library, engine: self) }
 
     // MARK: - Used by LibraryCommands
+
+    /// Forgets a source and its items (`Library.removeSource`), then their files. A running
+    /// download of one stops first (its end writes to its item); the files of one a reader
+    /// has open go at its last close, as unlink waits.
+    func removeSource(name: String) throws {
+        if let source = try store.source(named: name) {
+            for id in scheduler.runningItems where (try? store.item(id: id))?.sourceID == source.id {
+                let settled = DispatchSemaphore(value: 0)
+                if scheduler.stopRunning(itemID: id, .pause, settled: settled) {
+                    _ = settled.wait(timeout: .now() + scheduler.configuration.commandStopWait)
+                }
+            }
+        }
+        let ids = try store.removeSource(name: name)
+        let open = Set(ids.filter(transfers.fetcher.isOpen))
+        deferred.withLock { for id in open { $0[id] = .delete } }
+        let closed = ids.filter { !open.contains($0) }
+        try? transfers.fetcher.discardAll(ofItems: closed)
+        CacheLayout.removeFolders(library: library.folder, itemIDs: closed)
+        scheduler.poke()
+    }
 
     /// Stops what runs for the item and applies `intent` now, or when its download returns,
     /// or (delete, evict) at its last close.

@@ -62,7 +62,7 @@ public struct LibraryCommands: CommandPerformer {
             try library.addSource(name: name, feedURL: url)
             return "source \(name) added"
         case .removeSource(let name):
-            try library.removeSource(name: name)
+            if let engine { try engine.removeSource(name: name) } else { try library.removeSource(name: name) }
             return "source \(name) removed"
         case .subscribe(let name):
             try store.setSubscribed(name: name, true)

@@ -249,6 +249,11 @@ extension Scheduler {
     /// After a sync: `download-behavior` for new items, and pending items that got metadata.
     func afterSync(_ report: SyncReport) {
         guard let merge = report.merged else { return }
+        // Items the feed dropped (never downloaded): their thumbnails and subtitles go too; one
+        // a reader has open is left to the next start's sweep (`Library.removeOrphanCacheFolders`).
+        let dropped = merge.removedItemIDs.filter { !transfers.fetcher.isOpen(itemID: $0) }
+        try? transfers.fetcher.discardAll(ofItems: dropped)
+        CacheLayout.removeFolders(library: store.folder, itemIDs: dropped)
         for id in merge.resolvedPendingItemIDs { _ = try? store.setState(itemID: id, state: .queued) }
         for id in merge.replacedMediaItemIDs { replaceMedia(itemID: id) }
         guard merge.added > 0, let behavior = try? store.policy(.downloadBehavior), behavior != .none,

@@ -372,6 +372,12 @@ public final class RangeFetcher: Sendable {
         try discard([(itemID, file)])
     }
 
+    /// Forgets what it holds of the items' files, and their bytes (items the store no longer has).
+    public func discardAll(ofItems itemIDs: [Int64]) throws {
+        let held = files.withLock { table in itemIDs.flatMap { table.files(of: $0) } }
+        try discard(held.map { ($0.itemID, $0.key) })
+    }
+
     /// Forgets every cached byte of each file, all of them in one store transaction (evicting
     /// hundreds of items costs one synced commit). A file that cannot be loaded is skipped
     /// and its error thrown once the others are gone.
