@@ -28,7 +28,10 @@ struct SyslogLogHandler: LogHandler {
         case .error: LOG_ERR
         case .critical: LOG_CRIT
         }
-        // syslog(3) is variadic: go through vsyslog with a fixed "%s" format.
-        withVaList(["\(label): \(event.message)"]) { vsyslog(LOG_DAEMON | priority, "%s", $0) }
+        // syslog(3) is variadic: go through vsyslog with a fixed "%s" format, given a C string
+        // (a Swift `String` in the argument list arrives as no string at all).
+        "\(label): \(event.message)".withCString { message in
+            withVaList([message]) { vsyslog(LOG_DAEMON | priority, "%s", $0) }
+        }
     }
 }
