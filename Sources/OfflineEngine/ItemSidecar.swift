@@ -8,6 +8,10 @@ import OfflineStore
 /// source give the same bytes, so the listing's size is the file's.
 public enum ItemSidecar {
     public static func nfo(_ item: Item, source: Source) -> String {
+        nfo(item.details, source: source)
+    }
+
+    public static func nfo(_ item: ItemDetails, source: Source) -> String {
         let episode = source.kind == .rss || source.kind == .atom || item.type == .audio
         var lines = [#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#, episode ? "<episodedetails>" : "<movie>"]
         func add(_ tag: String, _ value: String?, attributes: String = "") {
@@ -31,6 +35,11 @@ public enum ItemSidecar {
 
     /// Text made safe for XML: the five entities, and no character XML 1.0 forbids.
     static func escaped(_ text: String) -> String {
+        // Most text has nothing to escape or drop: a scan of its bytes says so, and it is kept as is.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">")
+                                        || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") || $0 == 0xEF }) {
+            return text
+        }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {

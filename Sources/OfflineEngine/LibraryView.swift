@@ -74,9 +74,9 @@ public struct LibraryView: Sendable {
         }
         let byID = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0) })
         var sizes: [Int64: UInt64] = [:]
-        for listing in try store.items(matching: .all) {
-            guard let source = byID[listing.item.sourceID] else { continue }
-            sizes[listing.item.id] = UInt64(ItemSidecar.nfo(listing.item, source: source).utf8.count)
+        try store.forEachItemDetails { item in
+            guard let source = byID[item.sourceID] else { return }
+            sizes[item.id] = UInt64(ItemSidecar.nfo(item, source: source).utf8.count)
         }
         return (sizes, artworks)
     }
