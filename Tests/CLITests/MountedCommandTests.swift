@@ -64,6 +64,37 @@ struct MountedCommandTests {
         }
     }
 
+    /// A sync through a mount whose library's disk is full: the engine cannot record its
+    /// outcome, so `offlinefs sync` says why and exits 1 instead of waiting for good.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aSyncThroughAMountOnAFullDiskSaysSoInsteadOfWaiting() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let url = origin.serveFeed(path: "/catalog.json", json: #"{"offlinefs": 1, "items": [{"id": "a", "title": "A", "url": "/a.mp4", "size": 10}]}"#)
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        // Given a library on a small disk, synced and mounted
+        try FileManager.default.createDirectory(at: cli.library, withIntermediateDirectories: true)
+        let tmpfs = try ChildProcess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", cli.library.path])
+        try #require(tmpfs.status == 0, "\(tmpfs.stderr)")
+        defer { _ = try? ChildProcess.run(["umount", "-l", cli.library.path]) }
+        try cli.run("source", "add", "acme", url)
+        #expect(try cli.run("sync").status == 0)
+        let mountpoint = cli.library.path + "-mnt"
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: mountpoint) }
+        let mounted = try ChildProcess.run([CLIRunner.executable.path, "mount", mountpoint, "--library", cli.library.path], deadline: 20)
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        defer { _ = try? cli.run("unmount", mountpoint) }
+        // When its disk fills up and the feed changed
+        _ = try ChildProcess.run(["dd", "if=/dev/zero", "of=\(cli.library.path)/filler", "bs=64k"], deadline: 20)
+        origin.serveFeed(path: "/catalog.json", json: #"{"offlinefs": 1, "items": [{"id": "b", "title": "B", "url": "/b.mp4", "size": 10}]}"#)
+        let sync = try ChildProcess.run([CLIRunner.executable.path, "sync", "--library", cli.library.path], deadline: 30)
+        // Then the sync says the disk is full, and exits 1
+        #expect(sync.status == 1 && sync.stderr.contains("is full"), "status \(sync.status): \(sync.stdout) \(sync.stderr)")
+        try? FileManager.default.removeItem(atPath: cli.library.path + "/filler")
+    }
+
     /// `download --wait` follows a mount's engine; when that mount ends first, it says so and
     /// exits 1 instead of waiting for good.
     @Test func downloadWaitThroughAMountEndsWithTheMount() throws {

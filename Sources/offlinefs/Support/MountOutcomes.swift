@@ -12,6 +12,11 @@ struct MountOutcomes {
     let library: URL
     /// How often the store is looked at.
     var interval: Duration = .milliseconds(100)
+    /// How long the library's disk may stay full before the wait gives up: the engine cannot
+    /// record the outcome there, so none will come.
+    var fullDiskPatience: Duration = .seconds(3)
+    /// Less room than this on the library's disk is full (a store commit needs a few pages).
+    static let fullBelow: UInt64 = 256 << 10
 
     /// One source's sync: its summary, or the error it failed with.
     struct SyncOutcome {
@@ -30,6 +35,7 @@ struct MountOutcomes {
     func syncs(of sources: [Source], eventsAfter seq: Int64) throws -> [SyncOutcome] {
         var pending = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0) })
         var outcomes: [SyncOutcome] = []
+        var fullSince: ContinuousClock.Instant?
         while !pending.isEmpty {
             for now in try store.sources() {
                 guard let before = pending[now.id], now.lastSyncAt != before.lastSyncAt else { continue }
@@ -43,7 +49,7 @@ struct MountOutcomes {
                 }
             }
             guard !pending.isEmpty else { break }
-            try waitWhileMounted("the sync of \(pending.values.map(\.name).sorted().joined(separator: ", "))")
+            try waitWhileMounted("the sync of \(pending.values.map(\.name).sorted().joined(separator: ", "))", fullSince: &fullSince)
         }
         return outcomes.sorted { $0.sourceName < $1.sourceName }
     }
@@ -52,6 +58,7 @@ struct MountOutcomes {
     /// `acquire` of `itemID` writes after event `seq`; returns the event's message.
     func licence(itemID: Int64, eventsAfter seq: Int64) throws -> Result<String, CLIError> {
         var seen = seq
+        var fullSince: ContinuousClock.Instant?
         while true {
             for event in try store.events(after: seen, limit: 1_000) {
                 seen = event.seq
@@ -61,14 +68,31 @@ struct MountOutcomes {
                     return .failure(CLIError(event.message))
                 }
             }
-            try waitWhileMounted("the licence of item \(itemID)")
+            try waitWhileMounted("the licence of item \(itemID)", fullSince: &fullSince)
         }
     }
 
-    private func waitWhileMounted(_ what: String) throws {
+    private func waitWhileMounted(_ what: String, fullSince: inout ContinuousClock.Instant?) throws {
         guard RunningMount.controlFile(for: library) != nil else {
             throw CLIError("the mount ended before \(what) was done; its outcome will show in 'offlinefs status'")
         }
+        if let free = Self.freeBytes(library), free < Self.fullBelow {
+            let since = fullSince ?? .now
+            fullSince = since
+            if ContinuousClock.now - since >= fullDiskPatience {
+                throw CLIError("the disk of the library (\(library.path)) is full: the engine cannot record \(what); "
+                               + "free some space there and run the command again")
+            }
+        } else {
+            fullSince = nil
+        }
         usleep(UInt32(interval / .microseconds(1)))
+    }
+
+    /// The room the engine (this user) may still use on `folder`'s disk.
+    static func freeBytes(_ folder: URL) -> UInt64? {
+        var info = statvfs()
+        guard statvfs(folder.path, &info) == 0 else { return nil }
+        return UInt64(getuid() == 0 ? info.f_bfree : info.f_bavail) * UInt64(info.f_frsize)
     }
 }
