@@ -78,6 +78,10 @@ public struct Item: Sendable, Codable, Hashable, Identifiable {
     /// last changed (nil: never since it was added); its files' times (`ItemOutline`).
     public var mediaChangedAt: Date? = nil
     public var sidesChangedAt: Date? = nil
+    /// When it was last asked for while not asked for (nil: not requested, or asked before
+    /// the store kept this): `auto-purge` makes room for it only with what was downloaded
+    /// before, never with items of the same wish.
+    public var requestedAt: Date? = nil
 
     public var watched: Bool { watchedAt != nil }
 

@@ -176,8 +176,11 @@ extension LibraryStore {
     /// default). `partialSeconds` always replaces: a request without it asks for the whole.
     public func setRequested(itemID: Int64, _ requested: Bool, quality: String? = nil, audio: String? = nil,
                              partialSeconds: Double? = nil) throws {
-        try updateItem(itemID, "requested = ?, quality = coalesce(?, quality), audioLanguages = coalesce(?, audioLanguages), partialSeconds = ?",
-                       [requested, quality, audio, partialSeconds])
+        // A wish keeps the time it was made while it stands.
+        try updateItem(itemID, """
+            requestedAt = CASE WHEN ?1 = 0 THEN NULL WHEN requested = 1 AND requestedAt IS NOT NULL THEN requestedAt ELSE ?5 END,
+            requested = ?1, quality = coalesce(?2, quality), audioLanguages = coalesce(?3, audioLanguages), partialSeconds = ?4
+            """, [requested, quality, audio, partialSeconds, clock().dbTime])
     }
 
     /// Goes back to the default HLS choice: the highest quality the policies allow

@@ -26,11 +26,11 @@ extension Item {
         item.error, item.errorDetail, item.requested, item.locked, item.bytesPresent, item.downloadedAt,
         item.lastAccessAt, item.fileName, item.addedAt, item.updatedAt, item.inCatalog, item.quality, item.partialSeconds,
         item.thumbnailSize, item.position, item.watchedAt, item.lastPlayedAt, item.audioLanguages, item.mediaChangedAt,
-        item.sidesChangedAt
+        item.sidesChangedAt, item.requestedAt
         """
 
     /// How many `columns` there are: the index of the first column after them.
-    static let columnCount = 35
+    static let columnCount = 36
 
     /// Reads a row that starts with `Item.columns`.
     init(row: Row) {
@@ -49,7 +49,7 @@ extension Item {
             updatedAt: Date(dbTime: row[24]) ?? Date(timeIntervalSince1970: 0),
             inCatalog: row[25], quality: row[26], partialSeconds: row[27], audioLanguages: row[32],
             thumbnailSize: row[28], position: row[29], watchedAt: Date(dbTime: row[30]), lastPlayedAt: Date(dbTime: row[31]),
-            mediaChangedAt: Date(dbTime: row[33]), sidesChangedAt: Date(dbTime: row[34]))
+            mediaChangedAt: Date(dbTime: row[33]), sidesChangedAt: Date(dbTime: row[34]), requestedAt: Date(dbTime: row[35]))
     }
 }
 

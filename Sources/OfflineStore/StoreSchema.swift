@@ -24,6 +24,7 @@ enum StoreSchema {
         migrator.registerMigration("v14", migrate: v14)
         migrator.registerMigration("v15", migrate: v15)
         migrator.registerMigration("v16", migrate: v16)
+        migrator.registerMigration("v17", migrate: v17)
         return migrator
     }
 
@@ -325,6 +326,16 @@ enum StoreSchema {
             ALTER TABLE item ADD COLUMN mediaChangedAt REAL;
             ALTER TABLE item ADD COLUMN sidesChangedAt REAL;
             ALTER TABLE source ADD COLUMN imageChangedAt REAL;
+            """)
+    }
+
+    /// v17: when an item was asked for (`Item.requestedAt`): `auto-purge` frees room for it
+    /// only with items downloaded before, so a queue larger than the disk does not evict
+    /// each item it downloaded for the next. Items requested before: their last change.
+    private static func v17(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE item ADD COLUMN requestedAt REAL;
+            UPDATE item SET requestedAt = updatedAt WHERE requested = 1;
             """)
     }
 }

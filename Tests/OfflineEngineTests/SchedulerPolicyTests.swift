@@ -99,6 +99,34 @@ import Testing
         #expect(try f.item(wanted).state == .discovered)
     }
 
+    /// A queue larger than the cache, asked for at once: auto-purge does not evict what the
+    /// queue downloaded to fit the rest of it (each fetched and dropped in turn, every wish but
+    /// the last lost); a later wish still makes room with them.
+    @Test func autoPurgeDoesNotEvictAQueueForItself() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "cache-limit", value: "100000")
+        try f.store.setPolicy(name: "auto-purge", value: "on")
+        try f.store.setPolicy(name: "max-concurrent-downloads", value: "1")
+        let queue = try ["a.mp4", "b.mp4", "c.mp4"].map { try f.addItem($0, size: 60_000) }
+        let later = try f.addItem("d.mp4", size: 60_000)
+        f.start()
+        // When three items that cannot all fit are asked for together
+        for name in ["a.mp4", "b.mp4", "c.mp4"] { try f.perform(.download(item: "src/\(name)", options: DownloadOptions())) }
+        // Then one is cached and the others wait for room, still asked for
+        try waitUntil { try queue.map { try f.item($0).state }.filter { $0 == .idle }.count == 2 }
+        let states = try queue.map { try f.item($0) }
+        #expect(states.filter { $0.state == .cached }.count == 1, "\(states.map(\.state))")
+        #expect(states.allSatisfy { $0.requested && ($0.state == .cached || $0.error == .cacheLimit) }, "\(states.map(\.state))")
+        let requests = ["/a.mp4", "/b.mp4", "/c.mp4"].map { f.origin.requests(for: $0).count }
+        #expect(requests.reduce(0, +) <= 2, "no item fetched, evicted and fetched again: \(requests)")
+        // And a wish made later makes room with the one cached before it
+        f.advance(60)
+        try f.perform(.download(item: "src/d.mp4", options: DownloadOptions()))
+        try f.wait(later, .cached)
+        #expect(try queue.map { try f.item($0).bytesPresent }.allSatisfy { $0 == 0 })
+    }
+
     @Test func freeSpaceReserveIsNoSpaceUntilSpaceIsFreed() throws {
         let free = Mutex<Int64>(10_000)
         let f = try EngineFixture { $0.freeSpace = { _ in free.withLock { $0 } } }

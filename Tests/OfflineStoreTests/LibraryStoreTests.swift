@@ -9,7 +9,7 @@ struct LibraryStoreTests {
     func freshLibrary() throws {
         try withLibrary { store, folder throws in
             #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("library.sqlite").path))
-            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16"])
+            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17"])
             #expect(try store.writerPragma("journal_mode") == "wal")
             #expect(try store.writerPragma("synchronous") == "2") // FULL
             #expect(try store.writerPragma("foreign_keys") == "1")
@@ -61,7 +61,7 @@ struct LibraryStoreTests {
         defer { try? store.close() }
 
         // Then everything is there, and the migration did not run twice
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17"])
         #expect(try store.source(named: "acme")?.title == "ACME")
         #expect(try store.items() == before)
         #expect(try store.policy(.cacheLimit) == .bytes(10 << 30))

@@ -22,7 +22,7 @@ public struct SpaceManager: Sendable {
 
     /// Makes room for `need` more bytes of `item`; returns the error that stops it, or nil.
     func makeRoom(for item: Item, need: Int64, policies: PolicySet, busy: Set<Int64>) -> (ItemErrorCode, String)? {
-        evict(toFit: need, excluding: item.id, policies: policies, busy: busy) { victim, code in
+        evict(toFit: need, excluding: item.id, wishedAt: item.requestedAt, policies: policies, busy: busy) { victim, code in
             note(victim, evictedFor: code)
         }
     }
@@ -64,8 +64,14 @@ public struct SpaceManager: Sendable {
     /// The victims that cover the shortfall go together, in one store transaction: a scan of
     /// a library streams thousands of first windows a minute, more than one synced commit per
     /// item keeps up with.
-    private func evict(toFit need: Int64, excluding itemID: Int64?, policies: PolicySet, busy: Set<Int64>, room: Int64 = 0,
-                       candidates limit: Int = .max, evicted: (Item, ItemErrorCode) -> Void) -> (ItemErrorCode, String)? {
+    ///
+    /// `wishedAt`: when the item that needs the room was asked for. `auto-purge` gives it only
+    /// requested items downloaded before then: older wishes make room for newer ones, and a
+    /// queue larger than the disk does not evict each item it downloaded for the next (it
+    /// fetched many times what it kept, and dropped every wish but the last).
+    private func evict(toFit need: Int64, excluding itemID: Int64?, wishedAt: Date? = nil, policies: PolicySet,
+                       busy: Set<Int64>, room: Int64 = 0, candidates limit: Int = .max,
+                       evicted: (Item, ItemErrorCode) -> Void) -> (ItemErrorCode, String)? {
         // The sum is a scan of every item: skipped when no cache-limit needs it.
         var cached: Int64 = 0
         if policies.cacheLimit.bytes != nil {
@@ -77,7 +83,11 @@ public struct SpaceManager: Sendable {
                 let all = (try? store.evictionCandidates(limit: limit)) ?? []
                 let usable = all.filter { $0.id != itemID && !busy.contains($0.id) && !transfers.fetcher.isOpen(itemID: $0.id) }
                 // Streamed-only first; requested (downloaded on purpose) only with auto-purge.
-                candidates = usable.filter { !$0.requested } + (policies.autoPurge ? usable.filter { $0.requested && $0.state == .cached } : [])
+                let purgeable = usable.filter { victim in
+                    victim.requested && victim.state == .cached
+                        && wishedAt.map { wish in victim.downloadedAt.map { $0 < wish } ?? true } ?? true
+                }
+                candidates = usable.filter { !$0.requested } + (policies.autoPurge ? purgeable : [])
             }
             // As many as cover the shortfall, were their bytes gone.
             var victims: [Item] = []
