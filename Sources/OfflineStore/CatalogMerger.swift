@@ -34,18 +34,24 @@ struct CatalogMerger {
         var thumbnailSize: Int64?
 
         init(_ e: CatalogEntry) {
-            title = e.title
+            title = Self.withoutNUL(e.title)
             type = e.type.rawValue
             mediaURL = e.mediaURL
             size = e.size
             mimeType = e.mimeType
             duration = e.duration
             publishedAt = e.publishedAt?.dbTime
-            summary = e.summary
+            summary = e.summary.map(Self.withoutNUL)
             thumbnailURL = e.thumbnailURL
             subtitles = e.subtitles.isEmpty ? nil : JSONText.encode(e.subtitles)
             sha256 = e.sha256
             thumbnailSize = e.thumbnailSize.flatMap { $0 >= 0 ? $0 : nil }
+        }
+
+        /// SQLite keeps a NUL in text, but text read back ends at it: a NUL becomes a space,
+        /// as in the file name.
+        static func withoutNUL(_ text: String) -> String {
+            text.utf8.contains(0) ? text.replacingOccurrences(of: "\0", with: " ") : text
         }
 
         init(columns c: SQLiteColumns) {

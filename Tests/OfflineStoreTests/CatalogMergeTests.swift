@@ -29,6 +29,23 @@ struct CatalogMergeTests {
         }
     }
 
+    @Test("A NUL in a title or summary is a space, not the end of the text")
+    func aNULInATitleIsASpace() throws {
+        try withLibrary { store, _ throws in
+            let acme = try store.addSource(name: "acme", feedURL: "https://acme.example/c.json")
+            var golf = entry("golf", title: "Golf\u{07}Bell\u{00}Null")
+            golf.summary = "first\u{00}second"
+            _ = try store.mergeCatalog(sourceID: acme.id, title: nil, entries: [golf], isComplete: true, now: t0)
+            let item = try #require(try store.item(source: "acme", contentID: "golf"))
+            #expect(item.title == "Golf\u{07}Bell Null")
+            #expect(item.summary == "first second")
+            #expect(item.fileName == "Golf Bell Null [golf].mp4")
+            // And the next sync of the same feed changes nothing
+            let again = try store.mergeCatalog(sourceID: acme.id, title: nil, entries: [golf], isComplete: true, now: t1)
+            #expect(again.updated == 0)
+        }
+    }
+
     /// Item `pod/ep-1`, stated 1000 bytes by its feed, with bytes the origin said are of a
     /// 5000-byte file and its size set to that.
     private func itemWithTheOriginsSize(_ store: LibraryStore) throws -> (source: Source, id: Int64) {
