@@ -32,6 +32,10 @@ struct LibraryOptions: ParsableArguments {
     /// What to do about a library that cannot be opened: another user's (the store is opened
     /// for writing, even to list), or a folder that is not usable.
     private static func hint(_ folder: URL) -> String {
+        var filesystem = statvfs()
+        if statvfs(folder.path, &filesystem) == 0, filesystem.f_flag & UInt(ST_RDONLY) != 0 {
+            return "it is on a read-only filesystem: read it through its mount, or remount it read-write"
+        }
         var info = stat()
         if stat(folder.path, &info) == 0, info.st_uid != getuid(), access(folder.path, W_OK) != 0 {
             let owner = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) } ?? "uid \(info.st_uid)"

@@ -135,6 +135,23 @@ struct ExitCodeTests {
         #expect(MountTable.type(of: folder) == "tmpfs")
     }
 
+    /// A library on a read-only filesystem: the error says so, not only SQLite's words.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aLibraryOnAReadOnlyFilesystemSaysSo() throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        try cli.run("set", "cache-limit", "2G")
+        let folder = cli.library.path + "-ro"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let mounted = try ChildProcess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", folder])
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        defer { _ = try? ChildProcess.run(["umount", "-l", folder]) }
+        #expect(try ChildProcess.run(["cp", "-a", cli.library.path, folder + "/library"]).status == 0)
+        #expect(try ChildProcess.run(["mount", "-o", "remount,ro", folder]).status == 0)
+        expectFailure(try cli.run("set", "cache-limit", "1G", "--library", folder + "/library"), "it is on a read-only filesystem")
+    }
+
     @Test func anUnknownItemOrSourceIsOne() throws {
         let cli = CLIRunner()
         defer { cli.removeLibrary() }
