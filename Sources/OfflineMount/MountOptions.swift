@@ -90,8 +90,10 @@ public struct MountOptions: Hashable, Sendable {
             // Fixed by offlinefs: repeating them is harmless, changing them is refused.
             case "default_permissions", "nosuid", "nodev":
                 continue
-            case "fsname", "subtype", "suid", "dev":
+            case "fsname", "subtype":
                 throw ParseError(description: "mount option '\(option)' is not allowed: offlinefs sets it")
+            case "suid", "dev":
+                throw ParseError(description: "mount option '\(option)' is not allowed: offlinefs sets no\(option)")
             case "allow_root":
                 throw ParseError(description: "mount option 'allow_root' is not supported: use allow_other (with default_permissions, which offlinefs sets, modes still decide)")
             default:

@@ -111,8 +111,8 @@ struct PlayedCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "played", abstract: "Record a playback: played through (watched), or from one second to another.",
         discussion: """
-            With a span, the end is the resume point (user.offline.position), and the item is watched
-            once the end reaches 90 % of its duration or its last 60 seconds.
+            With a span, the end is the resume point (user.offline.position), and the item \
+            is watched once the end reaches 90 % of its duration or its last 60 seconds.
             Examples: offlinefs played acme/ep-001
                       offlinefs played acme/ep-001 0 1800
             """)

@@ -11,19 +11,23 @@ struct MountCommand: ParsableCommand {
         commandName: "mount",
         abstract: "Mount the library as files.",
         discussion: """
-            Shows sources/, categories/, state/ and recent/ under the mount point. Without -f, \
-            detaches once the library is served and logs to syslog; with -f, stays in the foreground \
-            and logs to stderr. Ends on 'offlinefs unmount', Ctrl-C or SIGTERM.
+            Shows sources/, categories/, state/, recent/ and unwatched/ under the mount \
+            point. Without -f, detaches once the library is served and logs to syslog; with \
+            -f, stays in the foreground and logs to stderr. Ends on 'offlinefs unmount', \
+            Ctrl-C or SIGTERM.
 
-            Options (-o, comma-separated):
-              read-timeout=30s   how long a read waits for missing bytes before EIO
-              outage-timeout=2m  the same for players and copiers, which ride out outages
-              playback-speed=1   how fast players play at most (their reads count no faster)
+            Options (-o, comma-separated; all of them in offlinefs(1)):
+              read-timeout=30s   how long a read waits for missing bytes (then EIO)
+              outage-timeout=2m  the same for players and copiers (they ride out outages)
+              playback-speed=1   how fast players play at most (reads count no faster)
               refresh=1s         how often the tree is checked against the library
-              allow_other        let other users in (non-root: user_allow_other in /etc/fuse.conf)
+              allow_other        let other users in (non-root: user_allow_other in
+                                 /etc/fuse.conf)
+              ro                 no command or toggle through the mount
               noauto_unmount     keep a dead mount after a crash (default: released)
               debug              log every FUSE request
-            Always set: default_permissions, nosuid, nodev, fsname=offlinefs, subtype=offlinefs.
+            Always set: default_permissions, nosuid, nodev, fsname=offlinefs,
+            subtype=offlinefs.
             Example: offlinefs mount ~/Media -o read-timeout=10s
             """)
 

@@ -11,7 +11,8 @@ struct VariantsCommand: ParsableCommand {
             codecs, the audio languages download audio= can add, and which one is chosen. From \
             what the last sync stored (the same as user.offline.variants in the mount); an item \
             no sync prepared is asked of its origin.
-            Example: offlinefs variants "acme/radar-1" then offlinefs download acme/radar-1 --quality 800000
+            Example: offlinefs variants acme/radar-1
+                     offlinefs download acme/radar-1 --quality 800000
             """)
 
     @OptionGroup var options: LibraryOptions
