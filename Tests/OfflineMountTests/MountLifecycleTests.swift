@@ -54,6 +54,22 @@ struct MountLifecycleTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!MountTable.isMounted(fixture.mountpoint))
     }
+
+    /// An unmount while a program has a file open detaches the mount and says so, without
+    /// fusermount3's "failed to unmount" line; the engine ends at the last close.
+    @Test func unmountWhileAFileIsOpenSaysItIsInUse() throws {
+        let library = try StandardLibrary()
+        let fixture = library.fixture
+        let mount = try MountedLibrary(fixture)
+        defer { mount.cleanUp() }
+        let open = try #require(FileHandle(forReadingAtPath: fixture.path("sources/acme/\(StandardLibrary.launch)")))
+        let result = try ChildProcess.run([MountedLibrary.executable, "unmount", fixture.mountpoint])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("is in use") && !result.stderr.contains("failed to unmount"), "\(result.stdout) \(result.stderr)")
+        #expect(!MountTable.isMounted(fixture.mountpoint))
+        try open.close()
+        #expect(mount.daemon.wait(deadline: 10), "the engine ends at the last close")
+    }
 }
 }
 

@@ -8,9 +8,9 @@ struct UnmountCommand: ParsableCommand {
         abstract: "Unmount a mounted library, also a dead one.",
         discussion: """
             Runs 'fusermount3 -u'. When the mount is dead ("Transport endpoint is not \
-            connected", after the daemon was killed) or busy, detaches it lazily \
-            ('fusermount3 -uz', or 'umount -l' as root): it disappears from the tree at once \
-            and is released when the last open file closes.
+            connected", after the daemon was killed) or in use, detaches it lazily \
+            ('fusermount3 -uz', or 'umount -l' as root) and says which it was: it disappears \
+            from the tree at once and is released when the last open file closes.
             Example: offlinefs unmount ~/Media
             """)
 
@@ -26,30 +26,38 @@ struct UnmountCommand: ParsableCommand {
         guard type == "fuse.offlinefs" else {
             throw CLIError("\(path) is a \(type) mount, not an offlinefs one: left mounted (umount unmounts other filesystems)")
         }
-        if Self.runTool(["fusermount3", "-u", path]) == 0 { return }
-        // Dead or busy: detach lazily.
-        if Self.runTool(["fusermount3", "-uz", path]) == 0, !MountTable.isMounted(path) {
-            print("\(path) was dead or busy: detached")
-            return
+        let plain = Self.runTool(["fusermount3", "-u", path])
+        if plain.status == 0 { return }
+        // Dead or busy: detach lazily, and say which it was (fusermount3's own line reads
+        // like a failure).
+        let why = plain.stderr.contains("not connected") ? "was dead (its engine had ended)"
+            : plain.stderr.contains("busy") ? "is in use (programs have files open there): its engine ends once they close them"
+            : "could not be unmounted at once (\(plain.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"
+        var detached = Self.runTool(["fusermount3", "-uz", path]).status == 0 && !MountTable.isMounted(path)
+        if !detached, getuid() == 0 {
+            detached = Self.runTool(["umount", "-l", path]).status == 0 && !MountTable.isMounted(path)
         }
-        if getuid() == 0, Self.runTool(["umount", "-l", path]) == 0, !MountTable.isMounted(path) {
-            print("\(path) was dead or busy: detached")
+        if detached {
+            print("\(path) \(why); detached")
             return
         }
         throw CLIError("cannot unmount \(path) (close the programs using it: fuser -vm \(path))")
     }
 
-    /// Runs a tool from PATH (its messages go to our stderr); its exit status, or -1.
-    static func runTool(_ arguments: [String]) -> Int32 {
+    /// Runs a tool from PATH: its exit status (-1 when it cannot run) and what it wrote to stderr.
+    static func runTool(_ arguments: [String]) -> (status: Int32, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
         do {
             try process.run()
         } catch {
-            return -1
+            return (-1, "")
         }
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return process.terminationStatus
+        return (process.terminationStatus, text)
     }
 }
