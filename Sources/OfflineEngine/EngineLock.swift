@@ -57,6 +57,16 @@ public final class EngineLock: Sendable {
         _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
     }
 
+    /// The engine running on the library now: the lock is held (its pid alone could name
+    /// a process that ended unreaped, or another that took its number), with what it wrote.
+    public static func running(folder: URL) -> (pid: Int32, mountpoint: String?)? {
+        let fd = open(folder.appendingPathComponent(fileName).path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK else { return nil }
+        return holder(folder: folder)
+    }
+
     /// The pid and mount point written by the engine holding the lock, if any.
     public static func holder(folder: URL) -> (pid: Int32, mountpoint: String?)? {
         let path = folder.appendingPathComponent(fileName).path

@@ -106,6 +106,17 @@ struct ExitCodeTests {
                       "the engine of a mount detached from \(mountpoint.path) (pid \(getpid())) still runs")
     }
 
+    /// A lock file left naming a process that lives but holds no lock (an engine that ended
+    /// unreaped, or a pid taken again): status names no engine, and commands run.
+    @Test func aLockFileWithoutItsLockNamesNoEngine() throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        try cli.run("set", "retry-limit", "3")
+        try "\(getpid())\n/tmp/somewhere\n".write(to: cli.library.appendingPathComponent("engine.lock"), atomically: true, encoding: .utf8)
+        let status = try cli.run("status")
+        #expect(status.status == 0 && !status.stdout.contains("engine: pid"), "\(status.stdout)")
+    }
+
     @Test func aMountPointThatCannotBeUsedIsOne() throws {
         let cli = CLIRunner()
         defer { cli.removeLibrary() }

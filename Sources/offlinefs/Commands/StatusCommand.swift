@@ -28,7 +28,7 @@ struct StatusCommand: ParsableCommand {
         var firstLook = true, lookAgain = false
         repeat {
             let elapsed = (ContinuousClock.now - start) / .seconds(1)
-            let holder = EngineLock.holder(folder: library.folder).flatMap { kill($0.pid, 0) == 0 || errno == EPERM ? $0 : nil }
+            let holder = EngineLock.running(folder: library.folder)
             var items = try library.items(.notDiscovered)
             // With no engine running, nothing downloads: an engine killed mid-download left
             // these, and the next one queues them again (`Engine.start`).
