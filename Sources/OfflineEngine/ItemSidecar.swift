@@ -33,13 +33,15 @@ public enum ItemSidecar {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// The bytes that mark text to escape or drop besides control characters (0xEF leads
+    /// U+FFFE and U+FFFF, which XML forbids).
+    private static let specialBytes: Set<UInt8> = [UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\""),
+                                                   UInt8(ascii: "'"), 0xEF]
+
     /// Text made safe for XML: the five entities, and no character XML 1.0 forbids.
     static func escaped(_ text: String) -> String {
         // Most text has nothing to escape or drop: a scan of its bytes says so, and it is kept as is.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">")
-                                        || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") || $0 == 0xEF }) {
-            return text
-        }
+        if !text.utf8.contains(where: { $0 < 0x20 || specialBytes.contains($0) }) { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {

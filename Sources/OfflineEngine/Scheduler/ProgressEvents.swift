@@ -4,8 +4,9 @@ import Synchronization
 
 /// `progress` lines in the event log (`.events`) for the items being downloaded: one once
 /// the item has gained 5 % or 5 seconds have passed since its last line (or its start), at
-/// most one a second per item; and their speeds, which `.status` shows from its first read. Checked every second while a download runs, on the clock's
-/// thread; the bytes are those the store holds (durable), not those still in flight.
+/// most one a second per item; and their speeds, which `.status` shows from its first read.
+/// Checked every second while a download runs, on the clock's thread; the bytes are those
+/// the store holds (durable), not those still in flight.
 ///
 /// A catalog size the origin contradicts is corrected here, once the transfer knows the
 /// origin's, rather than at the end (lines said "100.0% (0.9 MiB of 0.0 MiB)" until then).
@@ -100,7 +101,8 @@ final class ProgressEvents: Sendable {
                 item.size = size
             }
             state.withLock { state in
-                if state.marks[itemID] != nil { state.speeds.record(itemID, bytes: item.bytesPresent, at: now.timeIntervalSince1970) }
+                guard state.marks[itemID] != nil else { return }
+                state.speeds.record(itemID, bytes: item.bytesPresent, at: now.timeIntervalSince1970)
             }
             guard Self.isDue(last: last, now: now, bytes: item.bytesPresent, size: item.size) else { continue }
             let stillTracked = state.withLock { state -> Bool in
