@@ -83,8 +83,9 @@ public final class Library: Sendable {
 
     public func items(_ filter: ItemFilter = .all) throws -> [ItemSummary] {
         let hls = HLSStreams(store: store)  // reads chosen renditions only; never fetches
+        let licences = try store.licences()
         return try store.items(matching: filter).map {
-            var summary = try ItemSummary($0, licence: store.licence(itemID: $0.item.id))
+            var summary = ItemSummary($0, licence: licences[$0.item.id])
             hls.describe(&summary)
             return summary
         }

@@ -113,8 +113,9 @@ public struct LibraryView: Sendable {
 
     /// Items not `discovered`, as `.status` lists them, with their HLS progress from `hls`.
     public func statusSummaries(hls: HLSStreams?) throws -> [ItemSummary] {
-        try store.items(matching: .notDiscovered).map {
-            var summary = ItemSummary($0, licence: try store.licence(itemID: $0.item.id))
+        let licences = try store.licences()
+        return try store.items(matching: .notDiscovered).map {
+            var summary = ItemSummary($0, licence: licences[$0.item.id])
             hls?.describe(&summary)
             return summary
         }

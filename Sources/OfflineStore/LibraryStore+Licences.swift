@@ -17,6 +17,18 @@ extension LibraryStore {
         }
     }
 
+    /// Every licence, by item: for a listing of many items (one query, not one per item).
+    public func licences() throws -> [Int64: Licence] {
+        try read { db in
+            var licences: [Int64: Licence] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM licence") {
+                let licence = Licence(row: row)
+                licences[licence.itemID] = licence
+            }
+            return licences
+        }
+    }
+
     public func licence(itemID: Int64) throws -> Licence? {
         try read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM licence WHERE itemID = ?"), arguments: [itemID])
