@@ -64,6 +64,24 @@ struct MountedCommandTests {
         }
     }
 
+    /// `cd ~/Media/sources/acme; offlinefs lock *.mp4`: names relative to the current folder
+    /// inside the mount are items, as paths from the mount's root are.
+    @Test func referencesRelativeToAFolderInTheMountAreItems() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        origin.serve("/film.mp4", .generated(size: 2_000, seed: 3, contentType: "video/mp4"))
+        let catalog = #"{"offlinefs": 1, "items": [{"id": "film", "title": "Film", "type": "video", "url": "/film.mp4", "size": 2000}]}"#
+        try withMountedLibrary(origin, catalog: catalog) { cli, mountpoint in
+            let script = "cd '\(mountpoint)/sources/acme' && '\(CLIRunner.executable.path)' lock *.mp4 --library '\(cli.library.path)'"
+                + " && cd .. && '\(CLIRunner.executable.path)' unlock './acme/Film [film].mp4' --library '\(cli.library.path)'"
+                + " && cd acme && '\(CLIRunner.executable.path)' lock 'Film [film].mp4' --library '\(cli.library.path)'"
+            let result = try ChildProcess.run(["/bin/sh", "-c", script], deadline: 20)
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            let locked = try ChildProcess.run(["getfattr", "--only-values", "-n", "user.offline.locked", mountpoint + "/sources/acme/Film [film].mp4"])
+            #expect(locked.stdout == "1", "\(locked.stdout) \(locked.stderr)")
+        }
+    }
+
     /// A sync through a mount whose library's disk is full: the engine cannot record its
     /// outcome, so `offlinefs sync` says why and exits 1 instead of waiting for good.
     @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))

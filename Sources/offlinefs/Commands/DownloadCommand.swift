@@ -20,7 +20,7 @@ struct DownloadCommand: ParsableCommand {
             """)
 
     @OptionGroup var options: LibraryOptions
-    @Argument(help: "The items.") var references: [String]
+    @Argument(help: "The items.", transform: ItemArgument.inMount) var references: [String]
     @Option(help: "HLS quality: low, medium, high, auto (the default again) or bits per second; kept for later downloads.")
     var quality: String?
     @Option(help: "HLS: only the first N seconds.") var partial: Double?

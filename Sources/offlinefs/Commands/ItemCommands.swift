@@ -15,14 +15,14 @@ extension ItemCommand {
     }
 }
 
-private let referenceHelp = ArgumentHelp("Items: an item id, source/content-id, or a path in the mount.")
+private let referenceHelp = ArgumentHelp("Items: an item id, source/content-id, or a path in the mount (from its root, or from the current folder).")
 
 struct PauseCommand: ItemCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Stop downloads until resumed.",
                                                     discussion: "Example: offlinefs pause acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .pause(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct ResumeCommand: ItemCommand {
@@ -30,7 +30,7 @@ struct ResumeCommand: ItemCommand {
                                                     discussion: "Example: offlinefs resume acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .resume(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct CancelCommand: ItemCommand {
@@ -38,7 +38,7 @@ struct CancelCommand: ItemCommand {
                                                     discussion: "The items return to discovered. Example: offlinefs cancel 42")
     func command(_ reference: String) -> LibraryCommand { .cancel(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct DeleteCommand: ItemCommand {
@@ -46,7 +46,7 @@ struct DeleteCommand: ItemCommand {
                                                     discussion: "A tombstone keeps a re-sync from bringing them back; download brings one back.\nExample: offlinefs delete acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .delete(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct EvictCommand: ItemCommand {
@@ -55,7 +55,7 @@ struct EvictCommand: ItemCommand {
     func command(_ reference: String) -> LibraryCommand { .evict(item: reference, sideFiles: all) }
     @OptionGroup var options: LibraryOptions
     @Flag(help: "Remove the cached thumbnail and subtitles too.") var all = false
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct LockCommand: ItemCommand {
@@ -63,7 +63,7 @@ struct LockCommand: ItemCommand {
                                                     discussion: "Neither a cache limit, delete-watched-after, rm, evict nor delete removes a locked item's files (unlock first).\nExample: offlinefs lock acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .lock(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct UnlockCommand: ItemCommand {
@@ -71,7 +71,7 @@ struct UnlockCommand: ItemCommand {
                                                     discussion: "Example: offlinefs unlock acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .unlock(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct RenewCommand: ItemCommand {
@@ -79,7 +79,7 @@ struct RenewCommand: ItemCommand {
                                                     discussion: "Asks the licence URL when the catalog names one.\nExample: offlinefs renew acme/film-1")
     func command(_ reference: String) -> LibraryCommand { .renew(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct AcquireCommand: ItemCommand {
@@ -87,7 +87,7 @@ struct AcquireCommand: ItemCommand {
                                                     discussion: "A rental's clock starts now; an acquired licence is renewed.\nExample: offlinefs acquire acme/film-1")
     func command(_ reference: String) -> LibraryCommand { .acquire(item: reference) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct WatchedCommand: ItemCommand {
@@ -95,7 +95,7 @@ struct WatchedCommand: ItemCommand {
                                                     discussion: "Example: offlinefs watched acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .setWatched(item: reference, true) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 struct UnwatchedCommand: ItemCommand {
@@ -103,7 +103,7 @@ struct UnwatchedCommand: ItemCommand {
                                                     discussion: "Example: offlinefs unwatched acme/ep-001")
     func command(_ reference: String) -> LibraryCommand { .setWatched(item: reference, false) }
     @OptionGroup var options: LibraryOptions
-    @Argument(help: referenceHelp) var references: [String]
+    @Argument(help: referenceHelp, transform: ItemArgument.inMount) var references: [String]
 }
 
 /// `played <ref> [<start> <end>]`: one item, and the seconds played.
@@ -117,7 +117,8 @@ struct PlayedCommand: ParsableCommand {
                       offlinefs played acme/ep-001 0 1800
             """)
     @OptionGroup var options: LibraryOptions
-    @Argument(help: "The item: an item id, source/content-id, or a path in the mount.") var reference: String
+    @Argument(help: "The item: an item id, source/content-id, or a path in the mount.", transform: ItemArgument.inMount)
+    var reference: String
     @Argument(help: "Start and end of what was played, in seconds.") var span: [Double] = []
 
     func validate() throws {

@@ -16,7 +16,8 @@ struct VariantsCommand: ParsableCommand {
             """)
 
     @OptionGroup var options: LibraryOptions
-    @Argument(help: "The HLS item: an item id, source/content-id, or a path in the mount.") var reference: String
+    @Argument(help: "The HLS item: an item id, source/content-id, or a path in the mount.", transform: ItemArgument.inMount)
+    var reference: String
     @Flag(help: "Print a JSON array for scripts.") var json = false
 
     func run() throws {
