@@ -1,3 +1,4 @@
+import Glibc
 import ArgumentParser
 import CSystemShim
 import OfflineHTTP
@@ -37,11 +38,25 @@ struct OfflineFS: ParsableCommand {
         // (docs/decisions.md, "Malloc tuned for a long-running mount").
         csystem_tune_malloc(2, 256 << 10, 1 << 20)
         do {
+            try refuseArgumentsNotInUTF8()
             var command = try parseAsRoot(Self.valuesKeptAsValues(Array(CommandLine.arguments.dropFirst())))
             try command.run()
             try OutputError.checkPrinted()
         } catch {
             exit(withError: ErrorMessages.translate(error))
+        }
+    }
+
+    /// An argument whose bytes are not UTF-8 reaches the program with U+FFFD in their place:
+    /// it would name another item, or make a source named `bad\u{FFFD}name`. Refused, as the
+    /// control file refuses such a line.
+    static func refuseArgumentsNotInUTF8() throws {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: strlen(argument))
+            if String(validating: bytes, as: UTF8.self) == nil {
+                throw ValidationError("argument \(index) (\(CommandLine.arguments[index])) is not valid UTF-8")
+            }
         }
     }
 

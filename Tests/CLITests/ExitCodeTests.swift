@@ -106,6 +106,18 @@ struct ExitCodeTests {
                       "the engine of a mount detached from \(mountpoint.path) (pid \(getpid())) still runs")
     }
 
+    /// Bytes that are not UTF-8 in an argument (a name typed under `LC_ALL=C`): refused as a
+    /// usage error, not made into a source named with U+FFFD.
+    @Test func anArgumentThatIsNotUTF8IsAUsageError() throws {
+        let cli = CLIRunner()
+        defer { cli.removeLibrary() }
+        let result = try ChildProcess.run(["/bin/sh", "-c",
+            "'\(CLIRunner.executable.path)' source add \"$(printf 'bad\\377name')\" http://127.0.0.1:1/c.json --library '\(cli.library.path)'"])
+        #expect(result.status == 64 && result.stderr.contains("argument 3") && result.stderr.contains("is not valid UTF-8"),
+                "status \(result.status): \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.library.path), "no library made")
+    }
+
     /// A lock file left naming a process that lives but holds no lock (an engine that ended
     /// unreaped, or a pid taken again): status names no engine, and commands run.
     @Test func aLockFileWithoutItsLockNamesNoEngine() throws {
