@@ -10,6 +10,10 @@ extension LibraryStore {
         }
         if name.isEmpty { throw invalid("it is empty") }
         if name == "." || name == ".." { throw invalid("'.' and '..' are reserved") }
+        if name.hasPrefix(".") { throw invalid("a name starting with '.' is a hidden folder, which ls and file managers do not show") }
+        if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
+            throw invalid("it starts or ends with a space")
+        }
         if name.contains("/") { throw invalid("it contains '/'") }
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw invalid("it contains control characters")

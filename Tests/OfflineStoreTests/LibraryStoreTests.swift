@@ -110,7 +110,7 @@ struct LibraryStoreTests {
     @Test("Source names are validated and unique")
     func sourceNames() throws {
         try withLibrary { store, _ throws in
-            for bad in ["", ".", "..", "a/b", "tab\there", "nul\u{0}", String(repeating: "é", count: 128)] {
+            for bad in ["", ".", "..", "a/b", "tab\there", "nul\u{0}", String(repeating: "é", count: 128), ".hidden", "  ", " acme", "acme "] {
                 #expect(throws: StoreError.self) { try store.addSource(name: bad, feedURL: "https://x.example/") }
             }
             let source = try store.addSource(name: "Podcasts — été", feedURL: "https://x.example/rss")
