@@ -64,7 +64,7 @@ public final class Licences: Sendable {
             throw LicenceError(code: .downloadFailed, message: "library database: \(error)")
         }
         guard let licence else {
-            throw LicenceError(code: .licenceExpired, message: "the item has no licence terms to renew")
+            throw LicenceError(code: .licenceExpired, message: "the item has no licence: its catalog entry names none")
         }
         var fresh = licence
         fresh.firstPlayedAt = nil

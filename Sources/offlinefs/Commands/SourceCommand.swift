@@ -10,6 +10,12 @@ struct SourceCommand: ParsableCommand {
         subcommands: [Add.self, List.self, Remove.self, Subscribe.self, Unsubscribe.self]
     )
 
+    /// A name as it is typed in a shell: quoted when it has more than letters, digits, `.`,
+    /// `_` and `-`.
+    static func typed(_ name: String) -> String {
+        name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) } ? name : DesktopPlaces.shellQuoted(name)
+    }
+
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Follow a feed (JSON catalog, RSS/podcast or Atom) under a name.",
@@ -22,11 +28,12 @@ struct SourceCommand: ParsableCommand {
         func run() throws {
             let library = try options.open(creating: true)
             if try options.sendThroughMount([.addSource(name: name, feedURL: url)]) {
-                print("added source '\(name)' on the running mount; it syncs on its schedule, or run 'offlinefs sync \(name)'")
+                print("added source '\(name)' on the running mount, which syncs it now "
+                      + "(offlinefs sync \(SourceCommand.typed(name)) waits for the outcome)")
                 return
             }
             let source = try library.addSource(name: name, feedURL: url)
-            print("added source '\(source.name)' (\(source.feedURL)); run 'offlinefs sync \(source.name)' to fetch it")
+            print("added source '\(source.name)' (\(source.feedURL)); fetch it with: offlinefs sync \(SourceCommand.typed(source.name))")
         }
     }
 
