@@ -57,8 +57,9 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         String(format: "%.1f%%", progress * 100) + (segments.map { " \($0) seg" } ?? "")
     }
 
-    /// DESIGN §6's fields are always there (`error` and `size` as null when there is none), so
-    /// a script may index them; the rest only when they have a value.
+    /// DESIGN §6's fields, the media's facts, dates and play state are always there (null when
+    /// not known), so a script may index them; `speed` and `eta` only while a download runs,
+    /// the HLS facts only for HLS items.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -76,15 +77,15 @@ public struct ItemSummary: Sendable, Codable, Equatable {
         try container.encode(licence, forKey: .licence)
         try container.encode(licenceExpires, forKey: .licenceExpires)
         try container.encode(categories, forKey: .categories)
-        try container.encodeIfPresent(mediaURL, forKey: .mediaURL)
-        try container.encodeIfPresent(mimeType, forKey: .mimeType)
-        try container.encodeIfPresent(duration, forKey: .duration)
-        try container.encodeIfPresent(published, forKey: .published)
-        try container.encodeIfPresent(downloaded, forKey: .downloaded)
+        try container.encode(mediaURL, forKey: .mediaURL)
+        try container.encode(mimeType, forKey: .mimeType)
+        try container.encode(duration, forKey: .duration)
+        try container.encode(published, forKey: .published)
+        try container.encode(downloaded, forKey: .downloaded)
         try container.encode(locked, forKey: .locked)
         try container.encode(watched, forKey: .watched)
         try container.encode(position, forKey: .position)
-        try container.encodeIfPresent(lastPlayed, forKey: .lastPlayed)
+        try container.encode(lastPlayed, forKey: .lastPlayed)
         try container.encodeIfPresent(speed, forKey: .speed)
         try container.encodeIfPresent(eta, forKey: .eta)
         try container.encodeIfPresent(segments, forKey: .segments)

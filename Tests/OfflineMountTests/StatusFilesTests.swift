@@ -66,10 +66,12 @@ struct StatusFilesTests {
         let json = try JSONSerialization.jsonObject(with: Data(StatusReport.json(rows, now: Date()))) as? [String: Any]
         let item = try #require((json?["items"] as? [[String: Any]])?.first)
         for field in ["id", "source", "contentId", "title", "fileName", "path", "type", "state", "error", "size", "bytes",
-                      "progress", "licence", "licenceExpires", "categories", "speed", "eta"] {
+                      "progress", "licence", "licenceExpires", "categories", "speed", "eta",
+                      "mediaURL", "mimeType", "duration", "published", "downloaded", "lastPlayed"] {
             #expect(item[field] != nil, "\(field)")
         }
         #expect(item["error"] is NSNull, "no error: null, not left out")
+        #expect(item["downloaded"] is NSNull && item["lastPlayed"] is NSNull, "never downloaded nor played: null, not left out")
         #expect(item["state"] as? String == "downloading")
         #expect(item["eta"] as? Double == 5)
         #expect(json?["time"] is String)
