@@ -21,7 +21,8 @@ struct DownloadCommand: ParsableCommand {
 
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The items.", transform: ItemArgument.inMount) var references: [String]
-    @Option(help: "HLS quality: low, medium, high, auto (the default again) or bits per second; kept for later downloads.")
+    @Option(help: "HLS quality: low, medium, high, auto (the default again) or bits per second; kept for later downloads.",
+            completion: .list(["low", "medium", "high", "auto"]))
     var quality: String?
     @Option(help: "HLS: only the first N seconds.") var partial: Double?
     @Option(help: "HLS: audio languages fetched beside the default audio (en,fr), or default; kept for later downloads.")

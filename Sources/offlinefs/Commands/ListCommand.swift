@@ -18,7 +18,8 @@ struct ListCommand: ParsableCommand {
     @Option(help: "Only items of this source (repeatable: items of any of them).") var source: [String] = []
     @Option(help: "Only items in this category and its sub-categories (a path such as News/Local, or the mount's folder names; any case; repeatable: items in any of them).")
     var category: [String] = []
-    @Option(help: ArgumentHelp("Only items in these states, comma-separated (\(ItemState.allCases.map(\.rawValue).joined(separator: ", ")); repeatable).")) var state: [String] = []
+    @Option(help: ArgumentHelp("Only items in these states, comma-separated (\(ItemState.allCases.map(\.rawValue).joined(separator: ", ")); repeatable)."),
+            completion: .list(ItemState.allCases.map(\.rawValue))) var state: [String] = []
     @Option(help: "Order: name (A to Z), date (newest published first), size (largest first), downloaded (newest first).")
     var sort: SortOrder?
     @Flag(help: "Only items downloaded in the last recent-days days (the mount's recent/), newest first.") var recent = false

@@ -1,5 +1,6 @@
 import ArgumentParser
 import OfflineEngine
+import OfflineStore
 
 struct SetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,7 +14,7 @@ struct SetCommand: ParsableCommand {
             """)
 
     @OptionGroup var options: LibraryOptions
-    @Argument(help: "The policy's name.") var policy: String
+    @Argument(help: "The policy's name.", completion: .list(Policy.allCases.map(\.rawValue))) var policy: String
     @Argument(help: "The new value.") var value: String
 
     func run() throws {
@@ -33,7 +34,7 @@ struct GetCommand: ParsableCommand {
         discussion: "Example: offlinefs get cache-limit")
 
     @OptionGroup var options: LibraryOptions
-    @Argument(help: "The policy's name (all when omitted).") var policy: String?
+    @Argument(help: "The policy's name (all when omitted).", completion: .list(Policy.allCases.map(\.rawValue))) var policy: String?
     @Flag(help: "Print JSON for scripts.") var json = false
 
     func run() throws {
