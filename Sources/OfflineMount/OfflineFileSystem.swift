@@ -430,6 +430,11 @@ public final class OfflineFileSystem: FileSystemOperations {
         if child.isDirectory { return .failure(.isDirectory) }
         guard let (item, number) = snapshot.itemFile(child.inode), number == 0 else { return .failure(.notPermitted) }
         let result = openFiles.evict(itemID: item.id)
+        if case .failure(.notPermitted) = result {
+            // The shell says only "Operation not permitted": the reason goes where a script looks.
+            control.report(EngineError.invalidArgument("\(name) is locked; unlock it first"), line: nil, origin: "rm",
+                           item: String(item.id))
+        }
         if case .success = result {
             // The kernel may hold the item's pages (keep_cache): they are not the cache's any more.
             notifier.withLock { $0 }?.invalidateInode(child.inode)

@@ -194,6 +194,9 @@ struct BothSetupsTests {
             open.close()
             #expect(try !fixture.store.presentRanges(itemID: item.id, file: "media").isEmpty)
             #expect(try fixture.store.item(id: item.id)?.state == .cached)
+            // And the reason is where a script looks
+            let events = String(decoding: try mount.contents(".events"), as: UTF8.self)
+            #expect(events.contains("rm: \(StandardLibrary.other) is locked; unlock it first"), "\(events)")
         }
     }
 
