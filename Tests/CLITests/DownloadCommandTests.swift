@@ -19,6 +19,17 @@ struct DownloadCommandTests {
         return (cli, sizes.indices.map { "acme/m\($0)" })
     }
 
+    /// `offlinefs download <reference> --wait` in the background: an engine the test ends.
+    private func startEngine(downloading reference: String, _ cli: CLIRunner) throws -> Process {
+        let engine = Process()
+        engine.executableURL = CLIRunner.executable
+        engine.arguments = ["download", reference, "--wait", "--library", cli.library.path]
+        engine.standardOutput = FileHandle.nullDevice
+        engine.standardError = FileHandle.nullDevice
+        try engine.run()
+        return engine
+    }
+
     @Test func downloadWaitFetchesRealFilesWithProgress() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
@@ -123,12 +134,7 @@ struct DownloadCommandTests {
         defer { cli.removeLibrary() }
         origin.setFault("/m1.mp4", .stallBeforeHeaders(seconds: 30))
         // Given an engine running download --wait
-        let first = Process()
-        first.executableURL = CLIRunner.executable
-        first.arguments = ["download", refs[1], "--wait", "--library", cli.library.path]
-        first.standardOutput = FileHandle.nullDevice
-        first.standardError = FileHandle.nullDevice
-        try first.run()
+        let first = try startEngine(downloading: refs[1], cli)
         defer {
             // SIGKILL: the test runner's children may inherit an ignored SIGTERM.
             kill(first.processIdentifier, SIGKILL)
@@ -186,12 +192,7 @@ struct DownloadCommandTests {
         defer { cli.removeLibrary() }
         origin.setFault("/m1.mp4", .trickle(bytesPerSecond: 100_000))
         // Given an engine downloading a 1.5 MB item at 100 kB/s
-        let engine = Process()
-        engine.executableURL = CLIRunner.executable
-        engine.arguments = ["download", refs[1], "--wait", "--library", cli.library.path]
-        engine.standardOutput = FileHandle.nullDevice
-        engine.standardError = FileHandle.nullDevice
-        try engine.run()
+        let engine = try startEngine(downloading: refs[1], cli)
         defer {
             kill(engine.processIdentifier, SIGKILL)
             engine.waitUntilExit()
