@@ -99,6 +99,23 @@ import Testing
         #expect(try f.item(wanted).state == .discovered)
     }
 
+    /// Downloads started together: each counts what the others are still to write, so the
+    /// cache stays under its limit (three at once each found room for itself alone).
+    @Test func concurrentDownloadsStayUnderTheCacheLimitTogether() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        try f.store.setPolicy(name: "cache-limit", value: "100000")
+        let items = try ["a.mp4", "b.mp4", "c.mp4"].map { try f.addItem($0, size: 40_000) }
+        for name in ["a.mp4", "b.mp4", "c.mp4"] { f.origin.setFault("/\(name)", .trickle(bytesPerSecond: 100_000)) }
+        for name in ["a.mp4", "b.mp4", "c.mp4"] { try f.perform(.download(item: "src/\(name)", options: DownloadOptions())) }
+        f.start()
+        try waitUntil { try items.map { try f.item($0).state }.allSatisfy { $0 == .cached || $0 == .idle } }
+        let states = try items.map { try f.item($0) }
+        #expect(states.filter { $0.state == .cached }.count == 2, "\(states.map(\.state))")
+        #expect(states.contains { $0.state == .idle && $0.error == .cacheLimit }, "\(states.map(\.state))")
+        #expect(try f.store.totalBytesPresent() <= 100_000)
+    }
+
     /// A queue larger than the cache, asked for at once: auto-purge does not evict what the
     /// queue downloaded to fit the rest of it (each fetched and dropped in turn, every wish but
     /// the last lost); a later wish still makes room with them.

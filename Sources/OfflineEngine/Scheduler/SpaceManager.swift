@@ -21,8 +21,15 @@ public struct SpaceManager: Sendable {
     }
 
     /// Makes room for `need` more bytes of `item`; returns the error that stops it, or nil.
+    /// The bytes the running downloads (`busy`) are still to write count as taken: three
+    /// downloads started together each found room for itself alone, and the cache passed
+    /// its limit by two of them.
     func makeRoom(for item: Item, need: Int64, policies: PolicySet, busy: Set<Int64>) -> (ItemErrorCode, String)? {
-        evict(toFit: need, excluding: item.id, wishedAt: item.requestedAt, policies: policies, busy: busy) { victim, code in
+        let coming = busy.reduce(Int64(0)) { sum, id in
+            guard id != item.id, let running = try? store.item(id: id), let size = running.size else { return sum }
+            return sum + max(0, size - running.bytesPresent)
+        }
+        return evict(toFit: need + coming, excluding: item.id, wishedAt: item.requestedAt, policies: policies, busy: busy) { victim, code in
             note(victim, evictedFor: code)
         }
     }
