@@ -18,10 +18,12 @@ public final class Library: Sendable {
 
     /// - Parameter integrityCheck: `.later` for a caller that runs `store.checkIntegrity()`
     ///   itself before it uses the library (the mount: see `LibraryStore.open`).
+    ///   - clock: the store's time (tests give it the engine's).
     public init(folder: URL, syncSettings: SyncSettings = SyncSettings(),
-                integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen) throws {
+                integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen,
+                clock: @escaping @Sendable () -> Date = { Date() }) throws {
         self.folder = folder
-        self.store = try LibraryStore.open(folder: folder, integrityCheck: integrityCheck)
+        self.store = try LibraryStore.open(folder: folder, integrityCheck: integrityCheck, clock: clock)
         self.syncSettings = syncSettings
         self.client = HTTPClient()
     }

@@ -60,10 +60,14 @@ extension LibraryStore {
 
     /// What `delete-watched-after` evicts: items with bytes in the cache, not locked, marked
     /// watched at or before `cutoff` (the engine skips open ones); and the earliest watched
-    /// mark after it, when the next becomes due.
+    /// mark after it, when the next becomes due. An item asked for again after it was watched
+    /// stays until it is watched again: the request says the user wants it back.
     public func watchedEvictions(cutoff: Date) throws -> (due: [Item], nextMark: Date?) {
         try read { db in
-            let filter = "watchedAt IS NOT NULL AND bytesPresent > 0 AND locked = 0 AND state <> 'deleted'"
+            let filter = """
+                watchedAt IS NOT NULL AND bytesPresent > 0 AND locked = 0 AND state <> 'deleted'
+                AND (requestedAt IS NULL OR requestedAt <= watchedAt)
+                """
             let due = try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE \(filter) AND watchedAt <= ? ORDER BY watchedAt, id",
                                        arguments: [cutoff.dbTime]).map(Item.init(row:))
             let next = try Double.fetchOne(db, sql: "SELECT min(watchedAt) FROM item WHERE \(filter) AND watchedAt > ?",

@@ -27,10 +27,12 @@ final class EngineFixture: @unchecked Sendable {
         origin = try TestOrigin()
         self.folder = folder ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("offlinefs-scheduler-\(UUID().uuidString)", isDirectory: true)
-        library = try Library(folder: self.folder)
+        let clock = ManualClock(now: start)
+        self.clock = clock
+        // The store keeps the engine's time, as one clock does outside tests.
+        library = try Library(folder: self.folder, clock: { clock.now() })
         try library.store.setPolicy(name: "free-space-reserve", value: "0")
         sourceID = try library.store.addSource(name: "src", feedURL: origin.url("/feed.json")).id
-        clock = ManualClock(now: start)
         var configuration = SchedulerConfiguration()
         configuration.timeZone = Self.timeZone
         configuration.periodicSync = false

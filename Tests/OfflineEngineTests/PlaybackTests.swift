@@ -223,6 +223,28 @@ struct PlaybackTests {
         })
     }
 
+    /// An episode watched long ago and asked for again: it is kept (downloaded, then evicted
+    /// at once, it could not be heard again), until it is watched again.
+    @Test func deleteWatchedAfterKeepsAnItemAskedForAgainUntilItIsWatchedAgain() throws {
+        let f = try EngineFixture()
+        defer { f.close() }
+        let a = try item(f, "a.mp4")
+        f.start()
+        try f.perform(.setPolicy(name: "delete-watched-after", value: "1h"))
+        try f.perform(.played(item: "src/a.mp4"))
+        f.advance(7200)
+        // When it is asked for two hours after it was watched
+        try f.perform(.download(item: "src/a.mp4", options: DownloadOptions()))
+        try f.wait(a, .cached)
+        f.advance(7200)
+        // Then it stays, still marked watched
+        #expect(try f.item(a).state == .cached && f.item(a).watched)
+        // Until it is watched again and the delay passes
+        try f.perform(.played(item: "src/a.mp4"))
+        f.advance(3660)
+        #expect(try f.wait(a, .discovered).bytesPresent == 0)
+    }
+
     /// With the catalog's size, or a wrong one (the origin's is 64 MiB): lines give the origin's.
     @Test(arguments: [64 << 20, 1000] as [Int64])
     func aDownloadWritesProgressLinesWhileItRuns(catalogSize: Int64) throws {
