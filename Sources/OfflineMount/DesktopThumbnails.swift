@@ -105,7 +105,7 @@ final class DesktopThumbnails: Sendable {
 
     /// Writes the entries of `path` unless they are there for `mtime`; whether it wrote.
     private func write(_ path: String, itemID: Int64, mtime: Int) -> Bool {
-        if state.withLock({ $0.written[path] }) == mtime { return false }
+        if state.withLock({ $0.written[path] }) == mtime, cache.exists(path) { return false }
         if cache.holds(path, mtime: mtime) {
             state.withLock { $0.written[path] = mtime }
             return false

@@ -59,6 +59,11 @@ struct DesktopThumbnailMountTests {
             }
             // And the thumbnail's bytes are all that was fetched: no media byte
             #expect(try fixture.current(rock).bytesPresent == 0)
+            // When the user clears the thumbnail cache, the next listing writes them again
+            let large = try entry("large", paths[0])
+            try FileManager.default.removeItem(atPath: large)
+            #expect(try mount.run(["ls", fixture.path("sources/acme")]).status == 0)
+            #expect(eventually { FileManager.default.fileExists(atPath: large) })
             // When the other item is downloaded, the thumbnailer's failure for it goes
             #expect(fixture.control("download sources/acme/\(plain.fileName!)\n") == nil)
             #expect(eventually(within: 20) { !FileManager.default.fileExists(atPath: failed) })

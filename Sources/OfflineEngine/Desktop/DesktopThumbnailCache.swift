@@ -26,6 +26,13 @@ public struct DesktopThumbnailCache: Sendable {
         ThumbnailNaming.uri(ofPath: path).map(ThumbnailNaming.fileName(forURI:))
     }
 
+    /// Whether every size's entry file of `path` exists (a `stat` each, no read): entries the
+    /// user deleted are written again even when the mount remembers writing them.
+    public func exists(_ path: String) -> Bool {
+        guard let file = entryName(of: path) else { return false }
+        return Self.sizes.allSatisfy { FileManager.default.fileExists(atPath: folder + "/\($0.folder)/" + file) }
+    }
+
     /// Whether every size's entry of `path` is there for `mtime`.
     public func holds(_ path: String, mtime: Int) -> Bool {
         guard let uri = ThumbnailNaming.uri(ofPath: path) else { return false }
