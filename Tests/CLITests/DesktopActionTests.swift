@@ -47,11 +47,16 @@ import Testing
         let command = try #require(try document.nodes(forXPath: "//action[unique-id='offlinefs-evict']/command").first?.stringValue)
         #expect(command == "'\(CLIRunner.executable.path)' action evict %F")
 
-        // When they are uninstalled
+        // When they are uninstalled, a script of the user's own beside them
+        let own = scripts.appendingPathComponent("My own")
+        try Data("#!/bin/sh\necho mine\n".utf8).write(to: own)
         let uninstall = try cli.run(["desktop", "uninstall"], environment: env)
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
-        // Then the scripts are gone and only the user's Thunar action is left
-        #expect(!FileManager.default.fileExists(atPath: scripts.path))
+        // Then ours are gone, the user's script is kept, and only the user's Thunar action is left
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scripts.path) == ["My own"])
+        try FileManager.default.removeItem(at: own)
+        #expect(try cli.run(["desktop", "uninstall"], environment: env).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: scripts.path), "an emptied folder goes")
         let after = try XMLDocument(contentsOf: thunar.appendingPathComponent("uca.xml"))
         #expect((after.rootElement()?.elements(forName: "action") ?? []).count == 1)
     }

@@ -33,6 +33,17 @@ struct FileManagerActionTests {
             let refused = try mount.run([program, "action", "evict", fixture.path("sources/acme/\(a.fileName!)")])
             #expect(refused.status == 1 && refused.stderr.contains("evict refused: ")
                     && refused.stderr.contains("is locked; unlock it first"), "\(refused.stderr)")
+            // Files reached through symlinks (a desktop link to a file, a folder linked into
+            // the mount), as file managers pass them
+            let links = fixture.directory + "/Desktop"
+            try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: links + "/news", withDestinationPath: fixture.path("categories/news"))
+            try FileManager.default.createSymbolicLink(atPath: links + "/a.mp4", withDestinationPath: fixture.path("sources/acme/\(a.fileName!)"))
+            let unlock = try mount.run([program, "action", "unlock", links + "/a.mp4"])
+            #expect(unlock.status == 0, "\(unlock.stderr)")
+            #expect(try !fixture.current(a).locked)
+            let again = try mount.run([program, "action", "download", links + "/news/\(b.fileName!)"])
+            #expect(again.status == 0, "\(again.stderr)")
         }
     }
 }

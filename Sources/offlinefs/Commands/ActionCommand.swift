@@ -25,7 +25,12 @@ struct ActionCommand: ParsableCommand {
     func run() throws {
         var failures = 0
         for file in files {
-            let absolute = URL(fileURLWithPath: file).standardizedFileURL.path
+            // Through symlinks (a desktop link to an item, ~/Videos pointing into the mount):
+            // file managers pass paths as browsed.
+            let absolute = realpath(file, nil).map { resolved in
+                defer { free(resolved) }
+                return String(cString: resolved)
+            } ?? URL(fileURLWithPath: file).standardizedFileURL.path
             guard let (mountpoint, relative) = Self.mount(of: absolute) else {
                 printError("\(file): not in an offlinefs mount")
                 failures += 1

@@ -83,8 +83,18 @@ struct DesktopPlaces {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
+    /// Removes the scripts `desktop install` wrote (they say so in their first lines), and
+    /// their folder once nothing else is in it: a script of the user's own there stays.
     func removeNautilusScripts() throws {
-        if FileManager.default.fileExists(atPath: nautilusScripts) { try FileManager.default.removeItem(atPath: nautilusScripts) }
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: nautilusScripts) else { return }
+        for name in names {
+            let path = nautilusScripts + "/" + name
+            guard let head = manager.contents(atPath: path)?.prefix(512),
+                  String(decoding: head, as: UTF8.self).contains("(written by 'offlinefs desktop install')") else { continue }
+            try manager.removeItem(atPath: path)
+        }
+        if (try? manager.contentsOfDirectory(atPath: nautilusScripts))?.isEmpty == true { try manager.removeItem(atPath: nautilusScripts) }
     }
 
     static let idPrefix = "offlinefs-"
