@@ -17,13 +17,17 @@ import Foundation
 public enum FileNaming {
     /// Linux `NAME_MAX`.
     public static let maxBytes = 255
+    /// Room an item's name leaves after its stem for its side files' endings (`-thumb.jpg`,
+    /// `.pt-BR.vtt`): a 254-byte name left its thumbnail out of the listing, and with it the
+    /// desktop's thumbnail.
+    static let sideFileRoom = 10
 
     /// The safe file name of an item. `collision` 1 is the plain name; 2, 3, … add ` (n)`.
     public static func itemFileName(title: String, contentID: String, ext: String, collision: Int = 1) -> String {
         let safeExt = sanitizeExtension(ext)
         let counter = collision > 1 ? " (\(collision))" : ""
         let tail = counter + "." + safeExt
-        let budget = maxBytes - tail.utf8.count
+        let budget = min(maxBytes - tail.utf8.count, maxBytes - sideFileRoom - counter.utf8.count)
         var id = clean(contentID)
         var name = clean(title)
         if name.hasPrefix(".") { name = "_" + name }
