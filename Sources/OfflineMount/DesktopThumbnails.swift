@@ -30,6 +30,9 @@ final class DesktopThumbnails: Sendable {
         var listedFolders: Set<UInt64> = []
         /// Entries known to be written for a path at an mtime (no re-read of the PNG).
         var written: [String: Int] = [:]
+        /// Paths whose catalog thumbnail could not be had at an mtime: not asked again at every
+        /// listing (a 404 each time), only once the item's files change.
+        var unavailable: [String: Int] = [:]
     }
     private let state = Mutex(State())  // leaf lock
 
@@ -94,7 +97,10 @@ final class DesktopThumbnails: Sendable {
                     guard let file = cache.entryName(of: path) else { continue }
                     if !present {
                         cache.remove(file)
-                        state.withLock { _ = $0.written.removeValue(forKey: path) }
+                        state.withLock {
+                            _ = $0.written.removeValue(forKey: path)
+                            _ = $0.unavailable.removeValue(forKey: path)
+                        }
                     } else {
                         cache.removeFailures(file)
                     }
@@ -106,11 +112,15 @@ final class DesktopThumbnails: Sendable {
     /// Writes the entries of `path` unless they are there for `mtime`; whether it wrote.
     private func write(_ path: String, itemID: Int64, mtime: Int) -> Bool {
         if state.withLock({ $0.written[path] }) == mtime, cache.exists(path) { return false }
+        if state.withLock({ $0.unavailable[path] }) == mtime { return false }
         if cache.holds(path, mtime: mtime) {
             state.withLock { $0.written[path] = mtime }
             return false
         }
-        guard let source = thumbnail(itemID) else { return false }
+        guard let source = thumbnail(itemID) else {
+            state.withLock { $0.unavailable[path] = mtime }
+            return false
+        }
         do {
             try cache.write(path, mtime: mtime, from: source)
             state.withLock { $0.written[path] = mtime }

@@ -24,8 +24,11 @@ struct DesktopThumbnailMountTests {
             ItemSpec(contentID: "c1", title: "Rock (live) & [more] #1", size: 500_000, categories: [["music"]],
                      thumbnailFile: Self.image),
             ItemSpec(contentID: "c2", title: "Plain", size: 300_000),
+            ItemSpec(contentID: "c3", title: "Lost picture", size: 200_000, thumbnail: true),
         ])
-        let rock = try #require(items["c1"]), plain = try #require(items["c2"])
+        let rock = try #require(items["c1"]), plain = try #require(items["c2"]), lost = try #require(items["c3"])
+        let lostPicture = try #require(lost.thumbnailURL.flatMap(URL.init(string:))).path
+        fixture.origin.setFault(lostPicture, .status(404))
         let paths = ["sources/acme/\(rock.fileName!)", "categories/music/\(rock.fileName!)"]
         func entry(_ size: String, _ relative: String) throws -> String {
             let uri = try #require(ThumbnailNaming.uri(ofPath: fixture.path(relative)))
@@ -64,6 +67,15 @@ struct DesktopThumbnailMountTests {
             try FileManager.default.removeItem(atPath: large)
             #expect(try mount.run(["ls", fixture.path("sources/acme")]).status == 0)
             #expect(eventually { FileManager.default.fileExists(atPath: large) })
+            // A picture the origin does not have was asked for by the listings before, once:
+            // two more listings ask nothing (the queue is serial: a rewrite after them fences them)
+            let asked = fixture.origin.requests(for: lostPicture).count
+            #expect(asked >= 1)
+            for _ in 0..<2 { #expect(try mount.run(["ls", fixture.path("sources/acme")]).status == 0) }
+            try FileManager.default.removeItem(atPath: large)
+            #expect(try mount.run(["ls", fixture.path("sources/acme")]).status == 0)
+            #expect(eventually { FileManager.default.fileExists(atPath: large) })
+            #expect(fixture.origin.requests(for: lostPicture).count == asked)
             // When the other item is downloaded, the thumbnailer's failure for it goes
             #expect(fixture.control("download sources/acme/\(plain.fileName!)\n") == nil)
             #expect(eventually(within: 20) { !FileManager.default.fileExists(atPath: failed) })
