@@ -35,7 +35,7 @@ struct DesktopCommand: ParsableCommand {
                 let path = places.nautilusScripts + "/" + action.label
                 let script = """
                     #!/bin/sh
-                    # offlinefs: \(action.label) (written by 'offlinefs desktop install')
+                    # offlinefs: \(action.label) \(DesktopPlaces.scriptMark)
                     exec \(DesktopPlaces.shellQuoted(program)) action \(action.verb) "$@"
 
                     """
@@ -83,6 +83,9 @@ struct DesktopPlaces {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
+    /// The line that marks a script as ours.
+    static let scriptMark = "(written by 'offlinefs desktop install')"
+
     /// Removes the scripts `desktop install` wrote (they say so in their first lines), and
     /// their folder once nothing else is in it: a script of the user's own there stays.
     func removeNautilusScripts() throws {
@@ -91,10 +94,12 @@ struct DesktopPlaces {
         for name in names {
             let path = nautilusScripts + "/" + name
             guard let head = manager.contents(atPath: path)?.prefix(512),
-                  String(decoding: head, as: UTF8.self).contains("(written by 'offlinefs desktop install')") else { continue }
+                  String(decoding: head, as: UTF8.self).contains(Self.scriptMark) else { continue }
             try manager.removeItem(atPath: path)
         }
-        if (try? manager.contentsOfDirectory(atPath: nautilusScripts))?.isEmpty == true { try manager.removeItem(atPath: nautilusScripts) }
+        if (try? manager.contentsOfDirectory(atPath: nautilusScripts))?.isEmpty == true {
+            try manager.removeItem(atPath: nautilusScripts)
+        }
     }
 
     static let idPrefix = "offlinefs-"
