@@ -137,6 +137,24 @@ struct MountedCommandTests {
         }
     }
 
+    /// `download --wait` through a mount ends once the item has spent `retry-limit` back-offs,
+    /// as without a mount: the engine's `downloading → idle` takes milliseconds, between two
+    /// looks of the watch, which then waited for good.
+    @Test func downloadWaitThroughAMountEndsAfterTheRetryBudget() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        origin.serve("/film.mp4", .generated(size: 20_000, seed: 4, contentType: "video/mp4"))
+        origin.setFault("/film.mp4", .status(503))
+        let catalog = #"{"offlinefs": 1, "items": [{"id": "film", "title": "Film", "type": "video", "url": "/film.mp4", "size": 20000}]}"#
+        try withMountedLibrary(origin, catalog: catalog) { cli, _ in
+            #expect(try cli.run("set", "retry-limit", "1").status == 0)
+            let download = try ChildProcess.run([CLIRunner.executable.path, "download", "acme/film", "--wait",
+                                                 "--library", cli.library.path], deadline: 40)
+            #expect(download.status == 1 && download.stderr.contains("Film [film].mp4: idle (http-error"),
+                    "status \(download.status): \(download.stdout) \(download.stderr)")
+        }
+    }
+
     /// A command that would change a library mounted with `-o ro` says so and what to do.
     @Test func aChangeToALibraryMountedReadOnlySaysHowToChangeIt() throws {
         let origin = try TestOrigin()

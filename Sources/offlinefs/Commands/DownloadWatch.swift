@@ -88,7 +88,8 @@ struct DownloadWatch {
         var failures = 0
         for id in itemIDs {
             guard let item = item(id) else { continue }
-            if item.state != .cached {
+            // A part asked for (`--partial`) ends `partially-cached`.
+            if item.state != .cached && item.state != .partiallyCached {
                 failures += 1
                 let reason = [item.error?.rawValue, item.errorDetail].compactMap { $0 }.joined(separator: ": ")
                 FileHandle.standardError.write(Data("\(item.fileName ?? item.contentID): \(item.state.rawValue)\(reason.isEmpty ? "" : " (\(reason))")\n".utf8))
@@ -103,9 +104,19 @@ struct DownloadWatch {
     private func ended(_ item: Item, retries: Int) -> Bool {
         switch item.state {
         case .cached, .partiallyCached, .failed, .paused, .discovered, .deleted: return true
-        case .idle: return !Self.isRetrying(item) || (attempts?(item.id) ?? retries) > retryLimit
+        case .idle: return !Self.isRetrying(item) || (attempts?(item.id) ?? Self.retryNumber(item) ?? retries) > retryLimit
         default: return false
         }
+    }
+
+    /// The back-off an idle item waits in, as the engine wrote it (`… (retry 3)`): a mount's
+    /// engine goes from `downloading` to `idle` in milliseconds, between two looks of the
+    /// watch, which then saw two of eight and waited for good.
+    static func retryNumber(_ item: Item) -> Int? {
+        guard let detail = item.errorDetail, detail.hasSuffix(")"), let open = detail.range(of: "(retry ", options: .backwards) else {
+            return nil
+        }
+        return Int(detail[open.upperBound..<detail.index(before: detail.endIndex)])
     }
 
     /// Idle after a failure the engine retries after a back-off.
