@@ -16,8 +16,9 @@ public final class Library: Sendable {
     public let syncSettings: SyncSettings
     let client: HTTPClient
 
-    /// - Parameter integrityCheck: `.later` for a caller that runs `store.checkIntegrity()`
-    ///   itself before it uses the library (the mount: see `LibraryStore.open`).
+    /// - Parameters:
+    ///   - integrityCheck: `.later` for a caller that runs `store.checkIntegrity()` itself
+    ///     before it uses the library (the mount: see `LibraryStore.open`).
     ///   - clock: the store's time (tests give it the engine's).
     public init(folder: URL, syncSettings: SyncSettings = SyncSettings(),
                 integrityCheck: LibraryStore.IntegrityCheckTiming = .atOpen,

@@ -7,8 +7,8 @@ import Synchronization
 
 /// The root's hidden files (DESIGN §2, HARDENING): `direct_io`, never kept in the page cache,
 /// attributes never cached. `.status` and `.status.json` report the size of the snapshot their
-/// `getattr` takes, which an open soon after then serves (`StatusSnapshots`) (`rsync`, `tar`, `sendfile` and
-/// Samba copy exactly `st_size` bytes); `.events` has its real size and mtime, so `tail -f`
+/// `getattr` takes, which an open soon after serves (`StatusSnapshots`: `rsync`, `tar`,
+/// `sendfile` and Samba copy exactly `st_size` bytes); `.events` has its real size and mtime, so `tail -f`
 /// follows it; `.control` reads as its reference, and has its size. Only `.control` can be
 /// written (mode 0644, the others 0444).
 extension OfflineFileSystem {

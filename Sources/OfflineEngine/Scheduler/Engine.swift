@@ -87,12 +87,8 @@ public final class Engine: Sendable {
                 }
             }
         }
-        let ids = try store.removeSource(name: name)
-        let open = Set(ids.filter(transfers.fetcher.isOpen))
+        let open = scheduler.forgetFiles(ofRemoved: try store.removeSource(name: name))
         deferred.withLock { for id in open { $0[id] = .delete } }
-        let closed = ids.filter { !open.contains($0) }
-        try? transfers.fetcher.discardAll(ofItems: closed)
-        CacheLayout.removeFolders(library: library.folder, itemIDs: closed)
         scheduler.poke()
     }
 

@@ -238,6 +238,16 @@ extension Scheduler {
 
     /// Every cached file of an item (media, thumbnail, subtitles): the store forgets them
     /// first, then the folder goes; when the store cannot (a full disk), the files stay.
+    /// Forgets the files of items the store no longer has (what the fetcher holds of them,
+    /// their cache folders), but those a reader has open; returns those.
+    func forgetFiles(ofRemoved itemIDs: [Int64]) -> [Int64] {
+        let open = itemIDs.filter(transfers.fetcher.isOpen)
+        let closed = itemIDs.filter { !open.contains($0) }
+        try? transfers.fetcher.discardAll(ofItems: closed)
+        CacheLayout.removeFolders(library: store.folder, itemIDs: closed)
+        return open
+    }
+
     static func removeFiles(of itemID: Int64, transfers: TransferEngine, store: LibraryStore) throws {
         transfers.fetcher.cancel(itemID: itemID)
         try transfers.discardMedia(itemID: itemID)
@@ -251,9 +261,7 @@ extension Scheduler {
         guard let merge = report.merged else { return }
         // Items the feed dropped (never downloaded): their thumbnails and subtitles go too; one
         // a reader has open is left to the next start's sweep (`Library.removeOrphanCacheFolders`).
-        let dropped = merge.removedItemIDs.filter { !transfers.fetcher.isOpen(itemID: $0) }
-        try? transfers.fetcher.discardAll(ofItems: dropped)
-        CacheLayout.removeFolders(library: store.folder, itemIDs: dropped)
+        _ = forgetFiles(ofRemoved: merge.removedItemIDs)
         for id in merge.resolvedPendingItemIDs { _ = try? store.setState(itemID: id, state: .queued) }
         for id in merge.replacedMediaItemIDs { replaceMedia(itemID: id) }
         guard merge.added > 0, let behavior = try? store.policy(.downloadBehavior), behavior != .none,
