@@ -51,12 +51,13 @@ public final class Library: Sendable {
     }
 
     /// Removes cache folders whose item is gone: what a process that ended between removing
-    /// items and their files left behind.
-    func removeOrphanCacheFolders() {
+    /// items and their files left behind. Not those `inUse` names: an item removed while a
+    /// reader has it open keeps its files to the last close, and this may run meanwhile.
+    func removeOrphanCacheFolders(inUse: (Int64) -> Bool) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: CacheLayout.cacheFolder(library: folder).path)) ?? []
         let ids = names.compactMap { Int64($0) }
         guard !ids.isEmpty, let existing = try? store.existingItemIDs(among: ids) else { return }
-        CacheLayout.removeFolders(library: folder, itemIDs: ids.filter { !existing.contains($0) })
+        CacheLayout.removeFolders(library: folder, itemIDs: ids.filter { !existing.contains($0) && !inUse($0) })
     }
 
     public func sources() throws -> [Source] {

@@ -50,7 +50,9 @@ public final class Engine: Sendable {
     /// not wait for them). Downloads a crash left `downloading` resume as `queued`.
     public func start() {
         transfers.startThreads()
-        scheduler.spawn("ofs-sweep") { [library] in library.removeOrphanCacheFolders() }
+        scheduler.spawn("ofs-sweep") { [library, fetcher = transfers.fetcher] in
+            library.removeOrphanCacheFolders(inUse: fetcher.isOpen)
+        }
         for item in (try? store.items(inStates: [.downloading])) ?? [] {
             _ = try? store.setState(itemID: item.id, state: .queued)
         }
